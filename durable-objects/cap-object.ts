@@ -1,0 +1,357 @@
+import { DurableObject } from "cloudflare:workers";
+import type { GrantRequest } from "../shared/grant-request.ts";
+import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from "../shared/rel-path.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import { isSubset, type Right } from "../shared/rights.ts";
+import { digestToken, newToken } from "../shared/token.ts";
+import { selectStorage } from "../storage-adapters/select-storage.ts";
+import type {
+  ListEntry,
+  ReadOptions,
+  ReadOutcome,
+  StatOutcome,
+  StorageAdapter,
+  WriteOutcome,
+} from "../storage-adapters/storage-adapter.ts";
+import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
+import type { Env } from "../worker/env.ts";
+import {
+  isoOrNull,
+  type CapInfo,
+  type CapRecord,
+  type CapRef,
+  type ChildRecord,
+  type MintedCap,
+  type Tombstone,
+} from "./cap-record.ts";
+import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+
+const RECORD = "cap";
+const TOMBSTONE = "tombstone";
+const CHILD = "child:";
+const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
+/** How soon an unfinished revocation cascade is retried. */
+const RETRY_MS = 5_000;
+
+export interface WriteRequest {
+  /** The request's Content-Length, or `null` when the body's length is unknown. */
+  length: number | null;
+  contentType: string | null;
+  ifMatch?: string | undefined;
+  ifNoneMatch?: string | undefined;
+}
+
+export interface RevokeOutcome {
+  /** Descendants not yet reached; their revocation is finished by alarms. */
+  pending: number;
+}
+
+export interface ListResult {
+  entries: ListEntry[];
+  cursor: string | null;
+}
+
+export interface ChildView {
+  id: string;
+  label: string | null;
+  path: string;
+  rights: Right[];
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+/**
+ * One capability. This object is the single chokepoint for its authority:
+ * every request is checked here for liveness (not revoked, not expired),
+ * rights and path, in that order, before storage is touched; the root prefix
+ * never leaves it except towards the storage adapter.
+ *
+ * Every public method returns a {@link Result} rather than throwing (see
+ * shared/result.ts); `worker/http-error.ts` maps failures to HTTP.
+ */
+export class CapObject extends DurableObject<Env> {
+  // ---- lifecycle -------------------------------------------------------
+
+  /** Called once by whoever mints this cap; refuses to overwrite a live record. */
+  async init(record: CapRecord): Promise<Result<null>> {
+    if (await this.ctx.storage.get(RECORD)) return fail("conflict", "cap already exists");
+    await this.ctx.storage.put(RECORD, record);
+    if (record.expiresAt !== null) await this.ctx.storage.setAlarm(record.expiresAt);
+    return ok(null);
+  }
+
+  async describe(): Promise<Result<CapInfo>> {
+    const cap = await this.live();
+    if (!cap) return noSuchCap();
+    return ok({
+      id: cap.id,
+      rights: cap.rights,
+      label: cap.label,
+      createdAt: new Date(cap.createdAt).toISOString(),
+      expiresAt: isoOrNull(cap.expiresAt),
+      parent: cap.parent?.id ?? null,
+    });
+  }
+
+  /** The holder revokes this cap: it and every descendant, then its parent forgets it. */
+  async revoke(): Promise<Result<RevokeOutcome>> {
+    const cap = await this.live();
+    if (!cap) return noSuchCap();
+    const outcome = await this.cascade();
+    if (cap.parent) {
+      // Best effort: a parent that missed this still lists a dead child until
+      // it is asked to revoke it, which then finds nothing and succeeds.
+      await this.capStub(cap.parent.key).forgetChild(cap.id).catch(() => null);
+    } else {
+      await this.registry().forgetRoot(cap.id).catch(() => null);
+    }
+    return ok(outcome);
+  }
+
+  /** A parent (or the registry) revokes this subtree. Idempotent: a dead cap succeeds at once. */
+  async revokeSubtree(): Promise<Result<RevokeOutcome>> {
+    return ok(await this.cascade());
+  }
+
+  async forgetChild(id: string): Promise<null> {
+    await this.ctx.storage.delete(CHILD + id);
+    return null;
+  }
+
+  override async alarm(): Promise<void> {
+    if (await this.ctx.storage.get<Tombstone>(TOMBSTONE)) {
+      await this.cascade();
+      return;
+    }
+    const cap = await this.ctx.storage.get<CapRecord>(RECORD);
+    if (cap && cap.expiresAt !== null && Date.now() >= cap.expiresAt) {
+      // Descendants expire no later than this cap, by their own alarms; this
+      // only clears the dead state.
+      await this.ctx.storage.deleteAll();
+    } else if (cap && cap.expiresAt !== null) {
+      await this.ctx.storage.setAlarm(cap.expiresAt);
+    }
+  }
+
+  // ---- files -----------------------------------------------------------
+
+  async readFile(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
+    const access = await this.authorize(["read"], rawPath);
+    if (!access.ok) return access;
+    const { cap, path, storage } = access.value;
+    return storage.read(cap.root, path, options);
+  }
+
+  async writeFile(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
+    const access = await this.authorize(["write"], rawPath);
+    if (!access.ok) return drain(body, access);
+    const { cap, path, storage } = access.value;
+    if (request.length === null) return drain(body, fail("length_required"));
+    if (request.length > this.maxFileBytes()) {
+      return drain(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
+    }
+    return storage.write(cap.root, path, body, {
+      length: request.length,
+      contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
+      ifMatch: request.ifMatch,
+      ifNoneMatch: request.ifNoneMatch,
+    });
+  }
+
+  async deleteFile(rawPath: string | null): Promise<Result<null>> {
+    const access = await this.authorize(["delete"], rawPath);
+    if (!access.ok) return access;
+    const { cap, path, storage } = access.value;
+    return storage.remove(cap.root, path);
+  }
+
+  async statPath(rawPath: string | null): Promise<Result<StatOutcome>> {
+    const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
+    if (!access.ok) return access;
+    const { cap, path, storage } = access.value;
+    return storage.stat(cap.root, path);
+  }
+
+  async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListResult>> {
+    const access = await this.authorize(["list"], rawPath, { rootAllowed: true });
+    if (!access.ok) return access;
+    const { cap, path, storage } = access.value;
+    const limit = parseLimit(rawLimit);
+    if (!limit.ok) return limit;
+    const after = decodeCursor(rawCursor);
+    if (!after.ok) return after;
+    const page = await storage.list(cap.root, path, { after: after.value, limit: limit.value });
+    if (!page.ok) return page;
+    return ok({ entries: page.value.entries, cursor: page.value.next === null ? null : encodeCursor(page.value.next) });
+  }
+
+  async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
+    const access = await this.authorize(["write", "delete"], rawFrom);
+    if (!access.ok) return access;
+    const { cap, path: from, storage } = access.value;
+    const to = this.parseFilePath(rawTo);
+    if (!to.ok) return to;
+    return storage.move(cap.root, from, to.value, overwrite);
+  }
+
+  // ---- delegation ------------------------------------------------------
+
+  /** Mints a child cap: a subtree (or the same root) with no more rights and no later expiry. */
+  async mintChild(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
+    const access = await this.authorize(["subdir"], request.path, { rootAllowed: true });
+    if (!access.ok) return access;
+    const { cap, path, storage } = access.value;
+    const rights = request.rights ?? cap.rights;
+    if (!isSubset(rights, cap.rights)) return fail("forbidden", "a child cannot hold rights its parent lacks");
+    const root = path.text === "" ? cap.root : [...cap.root, childRoot("", path)];
+    if (utf8Length(root.join("")) >= MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+    const prepared = await storage.prepareRoot(root, { create: false });
+    if (!prepared.ok) return prepared;
+
+    const now = Date.now();
+    const requested = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
+    const expiresAt = cap.expiresAt === null ? requested : Math.min(requested ?? Infinity, cap.expiresAt);
+    const token = newToken();
+    const { key, id } = await digestToken(token);
+    const child: ChildRecord = { id, key, label: request.label, path: path.text, rights, createdAt: now, expiresAt };
+
+    // Record the child before it exists, so a revocation that interleaves
+    // with this mint (the input gate opens at every await) already sees it.
+    await this.ctx.storage.put(CHILD + id, child);
+    const stub = this.capStub(key);
+    const made = await stub.init({
+      id, key, backend: cap.backend, root, rights, label: request.label,
+      createdAt: now, expiresAt, parent: { id: cap.id, key: cap.key },
+    });
+    if (!made.ok) return made;
+    if (!(await this.live())) {
+      // Revoked while the child was being made: the cascade may have run
+      // before the child's init landed, so revoke it again ourselves.
+      await stub.revokeSubtree();
+      return noSuchCap();
+    }
+    return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
+  }
+
+  async listChildren(): Promise<Result<{ children: ChildView[] }>> {
+    const cap = await this.live();
+    if (!cap) return noSuchCap();
+    if (!cap.rights.includes("subdir")) return fail("forbidden", "listing children needs the subdir right");
+    const now = Date.now();
+    const records = await this.ctx.storage.list<ChildRecord>({ prefix: CHILD });
+    const children = [...records.values()]
+      .filter((c) => c.expiresAt === null || c.expiresAt > now)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((c) => ({
+        id: c.id, label: c.label, path: c.path, rights: c.rights,
+        createdAt: new Date(c.createdAt).toISOString(), expiresAt: isoOrNull(c.expiresAt),
+      }));
+    return ok({ children });
+  }
+
+  async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
+    const cap = await this.live();
+    if (!cap) return noSuchCap();
+    if (!cap.rights.includes("subdir")) return fail("forbidden", "revoking children needs the subdir right");
+    const child = typeof id === "string" ? await this.ctx.storage.get<ChildRecord>(CHILD + id) : undefined;
+    if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now())) return fail("not_found", "no such child");
+    const outcome = await this.capStub(child.key).revokeSubtree();
+    if (!outcome.ok) return outcome;
+    await this.ctx.storage.delete(CHILD + id);
+    return outcome;
+  }
+
+  // ---- internals -------------------------------------------------------
+
+  /** The live record, or `null` when revoked, expired or never minted. */
+  private async live(): Promise<CapRecord | null> {
+    const cap = await this.ctx.storage.get<CapRecord>(RECORD);
+    if (!cap) return null;
+    if (cap.expiresAt !== null && Date.now() >= cap.expiresAt) return null;
+    return cap;
+  }
+
+  /**
+   * The chokepoint: liveness, then rights, then the path. Nothing reaches
+   * storage without passing all three.
+   */
+  private async authorize(
+    needed: Right[],
+    rawPath: string | null,
+    options: { any?: boolean; rootAllowed?: boolean } = {},
+  ): Promise<Result<{ cap: CapRecord; path: RelPath; storage: StorageAdapter }>> {
+    const cap = await this.live();
+    if (!cap) return noSuchCap();
+    const allowed = options.any ? needed.some((r) => cap.rights.includes(r)) : needed.every((r) => cap.rights.includes(r));
+    if (!allowed) return fail("forbidden", `this operation needs the ${needed.join(options.any ? " or " : " and ")} right`);
+    const path = options.rootAllowed ? parseRelPath(rawPath) : this.parseFilePath(rawPath);
+    if (!path.ok) return path;
+    const storage = selectStorage(this.env, cap.backend);
+    if (!storage) return fail("unavailable", "this cap's storage backend is not configured here");
+    return ok({ cap, path: path.value, storage });
+  }
+
+  private parseFilePath(rawPath: string | null): Result<RelPath> {
+    const path = parseRelPath(rawPath);
+    if (path.ok && path.value.segments.length === 0) return fail("invalid_path", "a file operation needs a file name");
+    return path;
+  }
+
+  /**
+   * Kills this cap and its subtree. The record goes first, in one synchronous
+   * step, so from that instant every request here answers `no_such_cap`; the
+   * tombstone remembers children not yet reached, and an alarm retries them.
+   */
+  private async cascade(): Promise<RevokeOutcome> {
+    const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
+    const cap = await this.ctx.storage.get<CapRecord>(RECORD);
+    const children = await this.ctx.storage.list<ChildRecord>({ prefix: CHILD });
+    const pending: CapRef[] = [...(earlier?.pending ?? []), ...[...children.values()].map(({ id, key }) => ({ id, key }))];
+    if (!cap && !earlier) return { pending: 0 };
+    if (pending.length === 0) {
+      await this.ctx.storage.deleteAll();
+      await this.ctx.storage.deleteAlarm();
+      return { pending: 0 };
+    }
+    await this.ctx.storage.deleteAll();
+    await this.ctx.storage.put(TOMBSTONE, { pending, parent: cap?.parent ?? earlier?.parent ?? null } satisfies Tombstone);
+    await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+
+    const results = await Promise.allSettled(pending.map((ref) => this.capStub(ref.key).revokeSubtree()));
+    const stillPending: CapRef[] = [];
+    let deeper = 0;
+    results.forEach((r, i) => {
+      if (r.status === "rejected" || !r.value.ok) stillPending.push(pending[i]!);
+      else deeper += r.value.value.pending;
+    });
+    if (stillPending.length === 0) {
+      await this.ctx.storage.deleteAll();
+      await this.ctx.storage.deleteAlarm();
+    } else {
+      await this.ctx.storage.put(TOMBSTONE, { pending: stillPending, parent: cap?.parent ?? null } satisfies Tombstone);
+    }
+    return { pending: stillPending.length + deeper };
+  }
+
+  private capStub(key: string): DurableObjectStub<CapObject> {
+    return this.env.CAPS.get(this.env.CAPS.idFromName(key));
+  }
+
+  private registry() {
+    return this.env.ROOTS.get(this.env.ROOTS.idFromName("registry"));
+  }
+
+  private maxFileBytes(): number {
+    const configured = Number(this.env.CAPVAULT_MAX_FILE_BYTES);
+    return Number.isSafeInteger(configured) && configured > 0 ? configured : DEFAULT_MAX_FILE_BYTES;
+  }
+}
+
+function noSuchCap<T>(): Result<T> {
+  return fail("no_such_cap");
+}
+
+async function drain<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {
+  await body.cancel().catch(() => undefined);
+  return result;
+}

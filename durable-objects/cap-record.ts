@@ -1,0 +1,65 @@
+import type { Right } from "../shared/rights.ts";
+import type { Root } from "../storage-adapters/storage-adapter.ts";
+
+export type Backend = "r2" | "disk";
+
+/** A reference to another cap's object: its public id and the token digest that names its object. */
+export interface CapRef {
+  id: string;
+  key: string;
+}
+
+/**
+ * A cap's private state, the single row that makes its object a live cap.
+ * No row means no cap: a Durable Object exists for every name, so absence is
+ * the only safe reading of an empty one.
+ */
+export interface CapRecord {
+  id: string;
+  key: string;
+  backend: Backend;
+  /** Never leaves this object except towards the storage adapter. */
+  root: Root;
+  rights: Right[];
+  label: string | null;
+  createdAt: number;
+  expiresAt: number | null;
+  /** The cap this one was minted from; `null` for a root cap. */
+  parent: CapRef | null;
+}
+
+/** What a parent remembers of a child: enough to list it and to revoke it, and no token. */
+export interface ChildRecord extends CapRef {
+  label: string | null;
+  /** Relative to the parent's root. */
+  path: string;
+  rights: Right[];
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+/** Left behind while a revocation cascade still has descendants to reach. */
+export interface Tombstone {
+  pending: CapRef[];
+  parent: CapRef | null;
+}
+
+/** The public face of a cap, as `GET /object/<token>` shows it. */
+export interface CapInfo {
+  id: string;
+  rights: Right[];
+  label: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  parent: string | null;
+}
+
+export interface MintedCap {
+  token: string;
+  url: string;
+  id: string;
+  rights: Right[];
+  expiresAt: string | null;
+}
+
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -1,0 +1,39 @@
+import { parseRelPath } from "../shared/rel-path.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+
+export const MAX_LIST_LIMIT = 1000;
+
+/**
+ * A list cursor is the last name returned, base64url-encoded so clients treat
+ * it as opaque. Decoding re-validates it as a single path segment, so a forged
+ * cursor can only start a listing later in the same directory, never elsewhere.
+ */
+export function encodeCursor(name: string): string {
+  const bytes = new TextEncoder().encode(name);
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export function decodeCursor(raw: string | null): Result<string | null> {
+  if (raw === null || raw === "") return ok(null);
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return fail("bad_request", "invalid cursor");
+  let name: string;
+  try {
+    const binary = atob(raw.replace(/-/g, "+").replace(/_/g, "/"));
+    name = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+  } catch {
+    return fail("bad_request", "invalid cursor");
+  }
+  const parsed = parseRelPath(name);
+  if (!parsed.ok || parsed.value.segments.length !== 1 || parsed.value.text !== name) return fail("bad_request", "invalid cursor");
+  return ok(name);
+}
+
+export function parseLimit(raw: string | null): Result<number> {
+  if (raw === null || raw === "") return ok(MAX_LIST_LIMIT);
+  if (!/^\d{1,4}$/.test(raw)) return fail("bad_request", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+  const limit = Number(raw);
+  if (limit < 1 || limit > MAX_LIST_LIMIT) return fail("bad_request", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+  return ok(limit);
+}

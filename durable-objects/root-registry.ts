@@ -1,0 +1,100 @@
+import { DurableObject } from "cloudflare:workers";
+import type { GrantRequest } from "../shared/grant-request.ts";
+import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES } from "../shared/rel-path.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import { RIGHTS, type Right } from "../shared/rights.ts";
+import { digestToken, newToken } from "../shared/token.ts";
+import { selectStorage } from "../storage-adapters/select-storage.ts";
+import type { Env } from "../worker/env.ts";
+import type { CapObject, RevokeOutcome } from "./cap-object.ts";
+import { isoOrNull, type Backend, type CapRef, type MintedCap } from "./cap-record.ts";
+
+const ROOT = "root:";
+
+interface RootRecord extends CapRef {
+  label: string | null;
+  backend: Backend;
+  prefix: string;
+  rights: Right[];
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface RootView {
+  id: string;
+  label: string | null;
+  backend: Backend;
+  prefix: string;
+  rights: Right[];
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface RootRequest extends GrantRequest {
+  backend: string;
+}
+
+/**
+ * The admin's index of root caps (one instance, named "registry"). It plays
+ * the parent for roots: it mints them, lists them, and revokes them by id.
+ * Like a cap, it stores token digests only.
+ */
+export class RootRegistry extends DurableObject<Env> {
+  async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
+    if (request.backend !== "r2" && request.backend !== "disk") return fail("bad_request", 'backend must be "r2" or "disk"');
+    const backend: Backend = request.backend;
+    const storage = selectStorage(this.env, backend);
+    if (!storage) return fail("bad_request", `the ${backend} backend is not configured on this deployment`);
+    const path = parseRelPath(request.path);
+    if (!path.ok) return path;
+    const prefix = childRoot("", path.value);
+    if (utf8Length(prefix) >= MAX_KEY_BYTES) return fail("invalid_path", "prefix too long");
+    const prepared = await storage.prepareRoot([prefix], { create: true });
+    if (!prepared.ok) return prepared;
+
+    const rights = request.rights ?? [...RIGHTS];
+    const now = Date.now();
+    const expiresAt = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
+    const token = newToken();
+    const { key, id } = await digestToken(token);
+    await this.ctx.storage.put(ROOT + id, {
+      id, key, label: request.label, backend, prefix, rights, createdAt: now, expiresAt,
+    } satisfies RootRecord);
+    const made = await this.cap(key).init({
+      id, key, backend, root: [prefix], rights, label: request.label, createdAt: now, expiresAt, parent: null,
+    });
+    if (!made.ok) return made;
+    return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
+  }
+
+  async listRoots(): Promise<{ roots: RootView[] }> {
+    const now = Date.now();
+    const records = await this.ctx.storage.list<RootRecord>({ prefix: ROOT });
+    const roots = [...records.values()]
+      .filter((r) => r.expiresAt === null || r.expiresAt > now)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((r) => ({
+        id: r.id, label: r.label, backend: r.backend, prefix: r.prefix, rights: r.rights,
+        createdAt: new Date(r.createdAt).toISOString(), expiresAt: isoOrNull(r.expiresAt),
+      }));
+    return { roots };
+  }
+
+  async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
+    const record = typeof id === "string" ? await this.ctx.storage.get<RootRecord>(ROOT + id) : undefined;
+    if (!record) return fail("not_found", "no such root");
+    const outcome = await this.cap(record.key).revokeSubtree();
+    if (!outcome.ok) return outcome;
+    await this.ctx.storage.delete(ROOT + id);
+    return outcome;
+  }
+
+  async forgetRoot(id: string): Promise<null> {
+    await this.ctx.storage.delete(ROOT + id);
+    return null;
+  }
+
+  private cap(key: string): DurableObjectStub<CapObject> {
+    return this.env.CAPS.get(this.env.CAPS.idFromName(key));
+  }
+}

@@ -1,0 +1,58 @@
+import { parseRights, type Right } from "./rights.ts";
+import { fail, ok, type Result } from "./result.ts";
+
+/** What a client may ask for when minting a cap (subdir) or a root (admin). */
+export interface GrantRequest {
+  path: string;
+  rights: Right[] | null;
+  ttlSeconds: number | null;
+  label: string | null;
+}
+
+/** A hundred years: long enough for "never", short enough to stay a safe integer in ms. */
+export const MAX_TTL_SECONDS = 100 * 365 * 24 * 3600;
+const MAX_LABEL_LENGTH = 256;
+const LABEL_FORBIDDEN = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/u;
+
+/**
+ * Validates the JSON body of a mint request. Unknown fields are refused rather
+ * than ignored, so a typo like `right: ["read"]` cannot silently mint a cap
+ * with every right.
+ */
+export function parseGrantRequest(
+  body: unknown,
+  options: { pathField?: "path" | "prefix"; extraFields?: readonly string[] } = {},
+): Result<GrantRequest> {
+  const pathField = options.pathField ?? "path";
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return fail("bad_request", "expected a JSON object");
+  const fields = body as Record<string, unknown>;
+  const known = new Set([pathField, "rights", "ttlSeconds", "label", ...(options.extraFields ?? [])]);
+  const unknown = Object.keys(fields).find((k) => !known.has(k));
+  if (unknown !== undefined) return fail("bad_request", `unknown field "${unknown.slice(0, 40)}"`);
+
+  const { rights, ttlSeconds, label } = fields;
+  const path = fields[pathField] ?? "";
+  if (typeof path !== "string") return fail("bad_request", `${pathField} must be a string`);
+  let parsedRights: Right[] | null = null;
+  if (rights !== undefined && rights !== null) {
+    const r = parseRights(rights);
+    if (!r.ok) return r;
+    parsedRights = r.value;
+  }
+  if (ttlSeconds !== undefined && ttlSeconds !== null) {
+    if (typeof ttlSeconds !== "number" || !Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
+      return fail("bad_request", `ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
+    }
+  }
+  if (label !== undefined && label !== null) {
+    if (typeof label !== "string" || label.length > MAX_LABEL_LENGTH || LABEL_FORBIDDEN.test(label) || !label.isWellFormed()) {
+      return fail("bad_request", `label must be a string of at most ${MAX_LABEL_LENGTH} printable characters`);
+    }
+  }
+  return ok({
+    path,
+    rights: parsedRights,
+    ttlSeconds: (ttlSeconds as number | undefined) ?? null,
+    label: (label as string | undefined) ?? null,
+  });
+}

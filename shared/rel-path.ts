@@ -1,0 +1,82 @@
+import { fail, ok, type Result } from "./result.ts";
+
+/** R2's key limit, in UTF-8 bytes. The disk backend enforces the same one so both behave alike. */
+export const MAX_KEY_BYTES = 1024;
+/** The usual file-name limit (NAME_MAX), in UTF-8 bytes. */
+export const MAX_SEGMENT_BYTES = 255;
+/**
+ * Names the disk backend uses for its own temp files. They are refused on every
+ * backend so that no cap can read, write or even name them, and so that the
+ * backends stay observably identical.
+ */
+export const RESERVED_NAME_PREFIX = ".capvault-";
+
+/** A path relative to a cap's root that passed {@link parseRelPath}. `[]` is the root itself. */
+export interface RelPath {
+  readonly segments: readonly string[];
+  /** The canonical spelling: segments joined by `/`, no leading or trailing slash. */
+  readonly text: string;
+}
+
+const encoder = new TextEncoder();
+
+export function utf8Length(text: string): number {
+  return encoder.encode(text).length;
+}
+
+// U+0000–U+001F, U+007F, U+0085, U+2028, U+2029: control characters and line
+// separators that let a name forge log lines or render differently than stored.
+const FORBIDDEN_CHAR = /[\u0000-\u001f\u007f\u0085\u2028\u2029]/u;
+const DRIVE_LETTER = /^[A-Za-z]:/;
+
+/**
+ * The one parser for every path a cap holder names. It runs once, in the cap's
+ * Durable Object, on the raw string the client sent as data (never a URL path,
+ * which clients normalise). Anything it accepts, joined to any root, stays
+ * under that root; anything it refuses never reaches storage.
+ *
+ * @example
+ * parseRelPath("notes/today.md")   // ok: segments ["notes", "today.md"]
+ * parseRelPath("a/../b")           // fail: path_escapes
+ * parseRelPath("/etc/passwd")      // fail: absolute_path
+ */
+export function parseRelPath(input: string | null | undefined): Result<RelPath> {
+  if (input === undefined || input === null || input === "") return ok(ROOT);
+  if (typeof input !== "string") return fail("invalid_path");
+  if (input.startsWith("/") || input.startsWith("\\") || input.startsWith("~") || DRIVE_LETTER.test(input)) {
+    return fail("absolute_path");
+  }
+  // One trailing slash names the same thing as none ("skills/" is "skills").
+  const trimmed = input.endsWith("/") ? input.slice(0, -1) : input;
+  const segments = trimmed.split("/");
+  // `..` is judged before anything else so that "a/../b" is always an escape,
+  // whatever else is wrong with it.
+  if (segments.includes("..")) return fail("path_escapes");
+  if (input.includes("\\")) return fail("invalid_path", "backslashes are not allowed in paths");
+  if (FORBIDDEN_CHAR.test(input)) return fail("invalid_path", "control characters are not allowed in paths");
+  if (!input.isWellFormed()) return fail("invalid_path", "unpaired surrogates are not allowed in paths");
+  for (const segment of segments) {
+    if (segment === "" || segment === ".") return fail("invalid_path", "empty and '.' segments are not allowed");
+    if (utf8Length(segment) > MAX_SEGMENT_BYTES) return fail("invalid_path", "a path segment is over 255 bytes");
+    if (segment.startsWith(RESERVED_NAME_PREFIX)) return fail("invalid_path", "names starting with .capvault- are reserved");
+  }
+  if (utf8Length(trimmed) > MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+  return ok({ segments, text: segments.join("/") });
+}
+
+const ROOT: RelPath = Object.freeze({ segments: Object.freeze([]) as readonly string[], text: "" });
+
+/**
+ * Joins a cap's root (which ends in `/`, or is `""`) and a parsed path into a
+ * storage key, refusing keys over R2's limit. A directory key ends in `/`.
+ */
+export function storageKey(root: string, path: RelPath, kind: "file" | "dir"): Result<string> {
+  const key = kind === "dir" ? (path.text === "" ? root : `${root}${path.text}/`) : `${root}${path.text}`;
+  if (utf8Length(key) > MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+  return ok(key);
+}
+
+/** Appends a validated relative path to a root prefix, giving a new root prefix ending in `/`. */
+export function childRoot(root: string, path: RelPath): string {
+  return path.text === "" ? root : `${root}${path.text}/`;
+}

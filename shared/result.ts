@@ -1,0 +1,26 @@
+import { defaultMessage, type ErrorCode } from "./error-codes.ts";
+
+/** A refusal that crosses every boundary (DO RPC, disk host, HTTP) as plain data. */
+export interface CapFailure {
+  code: ErrorCode;
+  message: string;
+}
+
+/**
+ * Every fallible operation returns a value instead of throwing.
+ *
+ * Why: errors thrown across Durable Object RPC lose their properties, and a
+ * rejected RPC promise makes the vitest pool exit 1 even when the test caught
+ * it. A tagged union keeps the code intact and forces callers to look at it.
+ */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: CapFailure };
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+
+export function failure(code: ErrorCode, message?: string): CapFailure {
+  return { code, message: message ?? defaultMessage(code) };
+}
+
+export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
+  return { ok: false, error: failure(code, message) };
+}

@@ -1,0 +1,15 @@
+import type { Backend } from "../durable-objects/cap-record.ts";
+import type { Env } from "../worker/env.ts";
+import { DiskStorage } from "./disk-storage.ts";
+import { R2Storage } from "./r2-storage.ts";
+import type { StorageAdapter } from "./storage-adapter.ts";
+
+/** The adapter for a backend, or `null` where this deployment has none (disk on Cloudflare). */
+export function selectStorage(env: Env, backend: Backend): StorageAdapter | null {
+  switch (backend) {
+    case "r2":
+      return new R2Storage(env.BUCKET);
+    case "disk":
+      return env.DISK ? new DiskStorage(env.DISK) : null;
+  }
+}

@@ -1,0 +1,91 @@
+import type { ByteRange, WritePreconditions } from "../shared/http-conditions.ts";
+import type { RelPath } from "../shared/rel-path.ts";
+import type { Result } from "../shared/result.ts";
+
+/**
+ * Where a cap points: the levels of its root, outermost first. Level 0 is the
+ * prefix an admin chose for the root cap; each `subdir` appends the path it
+ * was minted for. Every level is `""` or a relative path ending in `/`.
+ *
+ * R2 simply concatenates the levels. The disk backend resolves them one by one
+ * so that a symlink can never take a child further than its parent reached.
+ */
+export type Root = readonly string[];
+
+export interface FileMeta {
+  size: number;
+  /** Hex MD5 of the content, unquoted (R2's `etag`); every backend computes the same one. */
+  etag: string;
+  /** ISO 8601. */
+  modified: string;
+  contentType: string;
+}
+
+export type ReadOutcome =
+  | { status: "body"; meta: FileMeta; body: ReadableStream<Uint8Array>; range: ByteRange | null }
+  | { status: "not_modified"; meta: FileMeta }
+  | { status: "unsatisfiable"; meta: FileMeta };
+
+export interface ReadOptions {
+  /** The raw `Range` header, judged with `parseByteRange` against the current size. */
+  range?: string | null | undefined;
+  ifNoneMatch?: string | null | undefined;
+}
+
+export interface WriteOptions extends WritePreconditions {
+  /** Exact body length in bytes; the body must deliver exactly this many. */
+  length: number;
+  contentType: string;
+}
+
+export interface WriteOutcome {
+  created: boolean;
+  size: number;
+  etag: string;
+}
+
+export type StatOutcome = ({ type: "file" } & FileMeta) | { type: "dir" };
+
+export interface ListEntry {
+  name: string;
+  type: "file" | "dir";
+  size?: number;
+  etag?: string;
+  modified?: string;
+}
+
+export interface ListPage {
+  entries: ListEntry[];
+  /** The name to continue after, or `null` on the last page. */
+  next: string | null;
+}
+
+/**
+ * One storage backend. The cap object has already decided authority (the cap
+ * is alive, holds the right, and the path parsed); an adapter only decides
+ * what the storage says, and must answer identically for the same history:
+ *
+ * - Directories exist only while they hold a file; the root always exists.
+ * - read: a file's bytes; `conflict` for a directory; `not_found` otherwise.
+ * - write: `conflict` when an ancestor is a file or the target is a directory;
+ *   `precondition_failed` when `If-Match`/`If-None-Match` fail; never a partial file.
+ * - remove: `conflict` for a directory; `not_found` when nothing is there.
+ * - stat: file meta, `{ type: "dir" }`, or `not_found`.
+ * - list: direct children sorted by UTF-8 bytes, names after `after`;
+ *   `conflict` for a file, `not_found` for a missing non-root directory.
+ * - move: files only; `conflict` when the destination exists (unless
+ *   `overwrite`) or is a directory; the source survives any failed copy.
+ * - prepareRoot: a new cap root is acceptable (`conflict` if it is a file).
+ */
+export interface StorageAdapter {
+  read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>>;
+  write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>>;
+  remove(root: Root, path: RelPath): Promise<Result<null>>;
+  stat(root: Root, path: RelPath): Promise<Result<StatOutcome>>;
+  list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>>;
+  move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>>;
+  /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */
+  prepareRoot(root: Root, options: { create: boolean }): Promise<Result<null>>;
+}
+
+export const DEFAULT_CONTENT_TYPE = "application/octet-stream";

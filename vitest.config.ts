@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Two projects: `workers` runs inside workerd (the worker, its Durable
+ * Objects and R2, via the cloudflareTest plugin); `node` covers the launcher,
+ * disk host, clients and end-to-end tests against a running vault.
+ */
+export default defineConfig({
+  test: {
+    projects: ["./vitest.workers.config.ts", "./vitest.node.config.ts"],
+  },
+});

@@ -1,0 +1,45 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import { parseGrantRequest } from "../shared/grant-request.ts";
+import { failure } from "../shared/result.ts";
+import { secretsEqual } from "../shared/token.ts";
+import { publicOrigin, type AppEnv } from "./cap-stub.ts";
+import { errorResponse } from "./http-error.ts";
+import { readJson } from "./json-body.ts";
+
+/** Admin routes mint, list and revoke root caps; they need `Authorization: Bearer <admin token>`. */
+export const adminRoutes = new Hono<AppEnv>();
+
+const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const expected = c.env.CAPVAULT_ADMIN_TOKEN;
+  const header = c.req.header("authorization") ?? "";
+  const presented = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+  // With no admin token configured, admin routes stay shut rather than open.
+  if (!expected || !presented || !(await secretsEqual(presented, expected))) {
+    return errorResponse(failure("unauthorized"));
+  }
+  await next();
+};
+
+adminRoutes.use("*", requireAdmin);
+
+const registry = (env: AppEnv["Bindings"]) => env.ROOTS.get(env.ROOTS.idFromName("registry"));
+
+adminRoutes.post("/roots", async (c) => {
+  const body = await readJson(c);
+  if (!body.ok) return errorResponse(body.error);
+  const request = parseGrantRequest(body.value, { pathField: "prefix", extraFields: ["backend"] });
+  if (!request.ok) return errorResponse(request.error);
+  const backend = (body.value as { backend?: unknown }).backend;
+  if (typeof backend !== "string") return errorResponse(failure("bad_request", 'backend must be "r2" or "disk"'));
+  const result = await registry(c.env).mintRoot({ ...request.value, backend }, publicOrigin(c));
+  return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
+});
+
+adminRoutes.get("/roots", async (c) => Response.json(await registry(c.env).listRoots()));
+
+adminRoutes.delete("/roots/:id", async (c) => {
+  const result = await registry(c.env).revokeRoot(c.req.param("id"));
+  if (!result.ok) return errorResponse(result.error);
+  if (result.value.pending > 0) return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
+  return new Response(null, { status: 204 });
+});

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import { failure } from "../shared/result.ts";
+import { adminRoutes } from "./admin-routes.ts";
+import type { AppEnv } from "./cap-stub.ts";
+import { errorResponse } from "./http-error.ts";
+import { objectRoutes } from "./object-routes.ts";
+import { requestLog } from "./request-log.ts";
+import { securityHeaders } from "./security-headers.ts";
+
+/**
+ * The capvault HTTP surface: routing and HTTP mapping only.
+ *
+ * @example
+ * // wrangler.toml: main = "worker/index.ts"
+ * export default app;
+ */
+export const app = new Hono<AppEnv>();
+
+app.use("*", requestLog, securityHeaders);
+app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
+app.route("/object", objectRoutes);
+app.route("/admin", adminRoutes);
+app.notFound(() => errorResponse(failure("not_found", "no such route")));
+// Unexpected failures never echo their message: it could name a key or path.
+app.onError((err) => {
+  console.error(`unhandled ${err instanceof Error ? err.name : "error"}`);
+  return errorResponse(failure("unavailable"));
+});

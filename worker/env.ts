@@ -1,0 +1,15 @@
+import type { CapObject } from "../durable-objects/cap-object.ts";
+import type { RootRegistry } from "../durable-objects/root-registry.ts";
+
+/** Bindings and settings, as declared in wrangler.toml and by the local launcher. */
+export interface Env {
+  CAPS: DurableObjectNamespace<CapObject>;
+  ROOTS: DurableObjectNamespace<RootRegistry>;
+  BUCKET: R2Bucket;
+  /** The Node-side disk host; present only under the local launcher. */
+  DISK?: Fetcher;
+  CAPVAULT_ADMIN_TOKEN?: string;
+  CAPVAULT_MAX_FILE_BYTES?: string;
+  /** Origin used in returned cap URLs; defaults to the request's own origin. */
+  CAPVAULT_PUBLIC_URL?: string;
+}

@@ -1,0 +1,6 @@
+import { app } from "./app.ts";
+
+export { CapObject } from "../durable-objects/cap-object.ts";
+export { RootRegistry } from "../durable-objects/root-registry.ts";
+
+export default app;
