@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     name: "node",
     environment: "node",
-    include: ["**/*.node.test.ts"],
-    exclude: ["node_modules/**"],
+    include: ["**/*.test.ts"],
+    exclude: ["node_modules/**", "**/*.workers.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

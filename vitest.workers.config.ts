@@ -10,13 +10,14 @@ export default defineConfig({
       main: "./worker/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(100 * 1024 * 1024) },
+        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024) },
       },
     }),
   ],
   test: {
     name: "workers",
-    silent: "passed-only",
+    // The request log is tested in the launcher tests; here it is noise.
+    onConsoleLog: (log) => !/^(GET|HEAD|PUT|POST|DELETE|PATCH) \//.test(log),
     include: ["**/*.workers.test.ts"],
     exclude: ["node_modules/**"],
   },

@@ -34,8 +34,8 @@ const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
 const RETRY_MS = 5_000;
 
 export interface WriteRequest {
-  /** The request's Content-Length, or `null` when the body's length is unknown. */
-  length: number | null;
+  /** The request's Content-Length; bodies of unknown length are refused before they get here. */
+  length: number;
   contentType: string | null;
   ifMatch?: string | undefined;
   ifNoneMatch?: string | undefined;
@@ -146,7 +146,6 @@ export class CapObject extends DurableObject<Env> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return drain(body, access);
     const { cap, path, storage } = access.value;
-    if (request.length === null) return drain(body, fail("length_required"));
     if (request.length > this.maxFileBytes()) {
       return drain(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
     }

@@ -51,6 +51,12 @@ objectRoutes.get("/:token/file", withCap(async (cap, c) => {
 objectRoutes.put("/:token/file", withCap(async (cap, c) => {
   const declared = c.req.header("content-length");
   const length = declared !== undefined && /^\d{1,16}$/.test(declared) ? Number(declared) : null;
+  // Framing, not authority: a body of unknown length is refused for any
+  // token alike, before it is streamed anywhere.
+  if (length === null) {
+    await c.req.raw.body?.cancel().catch(() => undefined);
+    return errorResponse(failure("length_required"));
+  }
   const body = c.req.raw.body ?? new Response("").body!;
   const result = await cap.writeFile(query(c, "path"), body, {
     length,

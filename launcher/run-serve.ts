@@ -1,0 +1,38 @@
+import { readSettings, SETTINGS_HELP, SettingsError } from "./settings.ts";
+import { startVault } from "./start-vault.ts";
+
+/**
+ * `capvault serve`: start the vault, print how to reach it, stop cleanly on
+ * SIGINT/SIGTERM. Returns the exit code for usage errors.
+ */
+export async function runServe(argv: string[]): Promise<number> {
+  let settings;
+  try {
+    settings = readSettings(argv, process.env);
+  } catch (err) {
+    if (err instanceof SettingsError) {
+      process.stderr.write(`capvault serve: ${err.message}\n\n${SETTINGS_HELP}`);
+      return 2;
+    }
+    throw err;
+  }
+  if (settings === "help") {
+    process.stdout.write(SETTINGS_HELP);
+    return 0;
+  }
+  const vault = await startVault(settings);
+  const origin = settings.publicUrl ?? vault.url;
+  if (vault.adminTokenFresh) {
+    process.stdout.write(`admin token (saved in ${settings.state}/admin-token, shown once): ${vault.adminToken}\n`);
+  }
+  for (const cap of vault.firstRun) process.stdout.write(`${cap.label} root cap: ${cap.url}\n`);
+  process.stdout.write(`capvault listening on ${vault.url} (state ${settings.state}, public URL ${origin})\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await vault.stop();
+  return 0;
+}

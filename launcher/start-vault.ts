@@ -1,0 +1,84 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+import { createDiskHost } from "../disk-host/index.ts";
+import { loadAdminToken } from "./admin-token.ts";
+import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import type { Settings } from "./settings.ts";
+
+export interface RunningVault {
+  /** Where the vault listens, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  adminToken: string;
+  adminTokenFresh: boolean;
+  /** Root caps minted because the state was new (empty otherwise). */
+  firstRun: { label: string; url: string }[];
+  stop(): Promise<void>;
+}
+
+const MARKER = "vault.json";
+
+/**
+ * Runs the worker on Miniflare with persistent state: Durable Objects and the
+ * local R2 bucket live under `settings.state`, the disk backend is the Node
+ * disk host plugged in as the `DISK` service binding.
+ */
+export async function startVault(settings: Settings): Promise<RunningVault> {
+  await mkdir(settings.state, { recursive: true, mode: 0o700 });
+  await mkdir(settings.diskRoot, { recursive: true, mode: 0o700 });
+  const { token: adminToken, fresh } = await loadAdminToken(settings.state, settings.adminToken);
+  const scriptPath = await buildWorker(path.join(settings.state, "build"));
+  const config = unstable_readConfig({ config: path.join(PROJECT_ROOT, "wrangler.toml") }, { hideWarnings: true });
+
+  const disk = createDiskHost({ baseDir: settings.diskRoot });
+  // Temp files of writes cut short by a crash are never visible through the
+  // API, but they are removed here so they do not pile up.
+  await disk.cleanStaleTemps();
+
+  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken };
+  if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
+  if (settings.publicUrl !== null) bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
+
+  const mf = new Miniflare({
+    host: settings.host,
+    port: settings.port,
+    modules: true,
+    scriptPath,
+    modulesRoot: path.dirname(scriptPath),
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    durableObjects: {
+      CAPS: { className: "CapObject", useSQLite: true },
+      ROOTS: { className: "RootRegistry", useSQLite: true },
+    },
+    r2Buckets: ["BUCKET"],
+    durableObjectsPersist: path.join(settings.state, "durable-objects"),
+    r2Persist: path.join(settings.state, "r2"),
+    bindings,
+    serviceBindings: { DISK: (request) => disk.fetch(request as unknown as Request) as never },
+  });
+  const ready = await mf.ready;
+  const url = ready.origin;
+
+  const firstRun: { label: string; url: string }[] = [];
+  if (!(await exists(path.join(settings.state, MARKER)))) {
+    const mint = async (backend: string, prefix: string, label: string) => {
+      const res = await mf.dispatchFetch(`${settings.publicUrl ?? url}/admin/roots`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ backend, prefix, label }),
+      });
+      if (res.status !== 201) throw new Error(`could not mint the ${label} root cap (HTTP ${res.status})`);
+      firstRun.push({ label, url: ((await res.json()) as { url: string }).url });
+    };
+    await mint("r2", "default/", "default");
+    if (settings.diskRootGiven) await mint("disk", "", "disk");
+    await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", { mode: 0o600 });
+  }
+  return { url, adminToken, adminTokenFresh: fresh, firstRun, stop: () => mf.dispose() };
+}
+
+async function exists(file: string): Promise<boolean> {
+  return readFile(file).then(() => true, () => false);
+}

@@ -1,0 +1,374 @@
+/**
+ * The disk backend against the StorageAdapter contract, on real folders:
+ * DiskStorage (worker side) driving the real disk host through the wire protocol.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
+import type { ListPage, Root } from "../../storage-adapters/storage-adapter.ts";
+import { bodyOf, expectCode, expectOk, getText, makeFixture, md5, put, rel, type DiskFixture } from "./disk-fixture.ts";
+
+const ROOT: Root = ["r/"];
+let fx: DiskFixture;
+
+beforeEach(async () => {
+  fx = await makeFixture();
+  expectOk(await fx.storage.prepareRoot(ROOT, { create: true }));
+});
+
+afterEach(async () => {
+  // No answer of the host, success or failure, may name a host path.
+  for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  await fx.close();
+});
+
+const names = async (path = "", root: Root = ROOT) =>
+  expectOk(await fx.storage.list(root, rel(path), { after: null, limit: 1000 })).entries.map((e) => `${e.name}:${e.type}`);
+
+describe("round trip", () => {
+  it("stores bytes, content type and an MD5 etag computed while streaming", async () => {
+    const content = "hello, vault — ünïcødé\n".repeat(100);
+    const written = expectOk(await put(fx.storage, ROOT, "notes/today.md", content, { contentType: "text/markdown; charset=utf-8" }));
+    expect(written).toEqual({ created: true, size: Buffer.byteLength(content), etag: md5(content) });
+    expect(await readFile(join(fx.base, "r/notes/today.md"), "utf8")).toBe(content);
+
+    const read = expectOk(await fx.storage.read(ROOT, rel("notes/today.md"), {}));
+    if (read.status !== "body") throw new Error(read.status);
+    expect(read.meta).toMatchObject({ size: Buffer.byteLength(content), etag: md5(content), contentType: "text/markdown; charset=utf-8" });
+    expect(await new Response(read.body).text()).toBe(content);
+    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({ type: "file", etag: md5(content) });
+
+    const replaced = expectOk(await put(fx.storage, ROOT, "notes/today.md", "v2", { contentType: "text/x-other" }));
+    expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2") });
+    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({ contentType: "text/x-other", size: 2 });
+  });
+
+  it("round-trips a 3 MiB binary body and an empty one", async () => {
+    const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
+    const w = await fx.storage.write(ROOT, rel("big.bin"), bodyOf(big, 65_536), { length: big.length, contentType: "application/x-big" });
+    expect(expectOk(w).etag).toBe(md5(big));
+    const read = expectOk(await fx.storage.read(ROOT, rel("big.bin"), {}));
+    if (read.status !== "body") throw new Error(read.status);
+    expect(md5(new Uint8Array(await new Response(read.body).arrayBuffer()))).toBe(md5(big));
+
+    expect(expectOk(await put(fx.storage, ROOT, "empty", "")).etag).toBe(md5(""));
+    expect(expectOk(await getText(fx.storage, ROOT, "empty"))).toBe("");
+  });
+
+  it("keeps a content type far longer than an HTTP header allows", async () => {
+    const contentType = `text/plain; x=${"y".repeat(20_000)}`;
+    expectOk(await put(fx.storage, ROOT, "long-type.txt", "x", { contentType }));
+    expect(expectOk(await fx.storage.stat(ROOT, rel("long-type.txt")))).toMatchObject({ contentType });
+  });
+
+  it("computes etags of files placed and edited by hand, and serves them as octet-stream", async () => {
+    await writeFile(join(fx.base, "r/by-hand.txt"), "placed by hand");
+    expect(expectOk(await fx.storage.stat(ROOT, rel("by-hand.txt")))).toMatchObject({
+      etag: md5("placed by hand"),
+      contentType: "application/octet-stream",
+    });
+    expectOk(await put(fx.storage, ROOT, "edited.txt", "original", { contentType: "text/plain" }));
+    await writeFile(join(fx.base, "r/edited.txt"), "edited in place!");
+    const after = expectOk(await fx.storage.stat(ROOT, rel("edited.txt")));
+    expect(after).toMatchObject({ etag: md5("edited in place!"), size: 16, contentType: "text/plain" });
+    const listed = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 10 })).entries;
+    expect(listed.find((e) => e.name === "edited.txt")?.etag).toBe(md5("edited in place!"));
+  });
+
+  it("serves ranges, unsatisfiable ranges and If-None-Match", async () => {
+    expectOk(await put(fx.storage, ROOT, "r.txt", "0123456789"));
+    const ranged = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=2-4" }));
+    if (ranged.status !== "body") throw new Error(ranged.status);
+    expect(ranged.range).toEqual({ start: 2, end: 4 });
+    expect(await new Response(ranged.body).text()).toBe("234");
+    const suffix = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=-3" }));
+    if (suffix.status !== "body") throw new Error(suffix.status);
+    expect(await new Response(suffix.body).text()).toBe("789");
+    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=10-" })).status).toBe("unsatisfiable");
+    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: `"${md5("0123456789")}"` })).status).toBe("not_modified");
+    const other = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: '"other"' }));
+    if (other.status !== "body") throw new Error(other.status);
+    await other.body.cancel();
+  });
+});
+
+describe("preconditions and lengths", () => {
+  it("honours If-None-Match: * and If-Match, changing nothing when they fail", async () => {
+    expectOk(await put(fx.storage, ROOT, "p.txt", "one", { ifNoneMatch: "*" }));
+    expectCode(await put(fx.storage, ROOT, "p.txt", "two", { ifNoneMatch: "*" }), "precondition_failed");
+    expectCode(await put(fx.storage, ROOT, "p.txt", "two", { ifMatch: '"0000"' }), "precondition_failed");
+    expect(await readFile(join(fx.base, "r/p.txt"), "utf8")).toBe("one");
+    expect(expectOk(await put(fx.storage, ROOT, "p.txt", "two", { ifMatch: `"${md5("one")}"` })).created).toBe(false);
+    expect(await readFile(join(fx.base, "r/p.txt"), "utf8")).toBe("two");
+  });
+
+  it("refuses If-Match on a missing file without leaving the folders it would have needed", async () => {
+    expectCode(await put(fx.storage, ROOT, "new/deep/p.txt", "x", { ifMatch: '"abc"' }), "precondition_failed");
+    expect(await readdir(join(fx.base, "r"))).toEqual([]);
+  });
+
+  it("refuses a body shorter or longer than its length, leaving no file, temp or folder", async () => {
+    const short = await fx.storage.write(ROOT, rel("a/short.txt"), bodyOf("abc"), { length: 10, contentType: "text/plain" });
+    expect(short).toEqual({ ok: false, error: { code: "bad_request", message: "the body did not match its Content-Length" } });
+    expectCode(await fx.storage.write(ROOT, rel("a/long.txt"), bodyOf("abcdefghijkl"), { length: 3, contentType: "text/plain" }), "bad_request");
+    expect(await readdir(join(fx.base, "r"))).toEqual([]);
+  });
+
+  it("refuses file operations on the root and keys over R2's limit", async () => {
+    expectCode(await fx.storage.read(ROOT, rel(""), {}), "invalid_path");
+    expectCode(await put(fx.storage, ROOT, "", "x"), "invalid_path");
+    expectCode(await fx.storage.remove(ROOT, rel("")), "invalid_path");
+    // Each alone is within limits; root + path is over R2's 1,024-byte key limit.
+    const longRoot: Root = [`${"a".repeat(250)}/${"b".repeat(250)}/${"c".repeat(250)}/`];
+    const longPath = `${"d".repeat(200)}/${"e".repeat(100)}`;
+    expectOk(await fx.storage.prepareRoot(longRoot, { create: true }));
+    expectCode(await fx.storage.stat(longRoot, rel(longPath)), "invalid_path");
+    expectCode(await put(fx.storage, longRoot, longPath, "x"), "invalid_path");
+    expectCode(await fx.storage.list(longRoot, rel(longPath), { after: null, limit: 1 }), "invalid_path");
+    expectOk(await put(fx.storage, longRoot, "d".repeat(200), "fits"));
+  });
+});
+
+describe("directories exist only while they hold a file", () => {
+  it("creates folders on write (0700, files 0600) and removes emptied ones up to, not including, the root", async () => {
+    expectOk(await put(fx.storage, ROOT, "a/b/c.txt", "x"));
+    expect((await stat(join(fx.base, "r/a/b"))).mode & 0o777).toBe(0o700);
+    expect((await stat(join(fx.base, "r/a/b/c.txt"))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(fx.base, "r"))).mode & 0o777).toBe(0o700);
+    expectOk(await fx.storage.remove(ROOT, rel("a/b/c.txt")));
+    expect(await readdir(join(fx.base, "r"))).toEqual([]);
+
+    // A child cap rooted at r/a/: its root stays, the folders beneath go.
+    expectOk(await put(fx.storage, ROOT, "a/b/c.txt", "x"));
+    expectOk(await fx.storage.remove(["r/", "a/"], rel("b/c.txt")));
+    expect(await readdir(join(fx.base, "r"))).toEqual(["a"]);
+    expect(await readdir(join(fx.base, "r/a"))).toEqual([]);
+  });
+
+  it("keeps a replaced file's own mode", async () => {
+    await writeFile(join(fx.base, "r/shared.txt"), "x", { mode: 0o644 });
+    expectOk(await put(fx.storage, ROOT, "shared.txt", "y"));
+    expect((await stat(join(fx.base, "r/shared.txt"))).mode & 0o777).toBe(0o644);
+  });
+
+  it("hides folders that hold no file: empty, only temps, only unaddressable names", async () => {
+    await mkdir(join(fx.base, "r/empty/deeper"), { recursive: true });
+    await mkdir(join(fx.base, "r/temps"));
+    await writeFile(join(fx.base, "r/temps/.capvault-tmp-0123"), "partial");
+    await mkdir(join(fx.base, "r/odd"));
+    await writeFile(join(fx.base, "r/odd/back\\slash"), "x");
+    expectOk(await put(fx.storage, ROOT, "real/f.txt", "x"));
+    expect(await names()).toEqual(["real:dir"]);
+    for (const hidden of ["empty", "empty/deeper", "temps", "odd"]) {
+      expectCode(await fx.storage.stat(ROOT, rel(hidden)), "not_found");
+      expectCode(await fx.storage.list(ROOT, rel(hidden), { after: null, limit: 10 }), "not_found");
+      expectCode(await fx.storage.read(ROOT, rel(hidden), {}), "not_found");
+      expectCode(await fx.storage.remove(ROOT, rel(hidden)), "not_found");
+    }
+    expect(expectOk(await fx.storage.stat(ROOT, rel("real")))).toEqual({ type: "dir" });
+  });
+
+  it("treats a root that does not exist (yet) as empty, and creates it on write", async () => {
+    const root: Root = ["not-yet/"];
+    expect(expectOk(await fx.storage.list(root, rel(""), { after: null, limit: 10 }))).toEqual({ entries: [], next: null });
+    expect(expectOk(await fx.storage.stat(root, rel("")))).toEqual({ type: "dir" });
+    expectCode(await fx.storage.read(root, rel("x"), {}), "not_found");
+    expectCode(await fx.storage.list(root, rel("x"), { after: null, limit: 10 }), "not_found");
+    expectOk(await fx.storage.prepareRoot(root, { create: false }));
+    await expect(stat(join(fx.base, "not-yet"))).rejects.toThrow();
+    expectOk(await put(fx.storage, root, "x", "made"));
+    expect(await readFile(join(fx.base, "not-yet/x"), "utf8")).toBe("made");
+  });
+});
+
+describe("conflicts and not_found, as the interface rules", () => {
+  beforeEach(async () => {
+    expectOk(await put(fx.storage, ROOT, "file.txt", "f"));
+    expectOk(await put(fx.storage, ROOT, "dir/inner.txt", "i"));
+  });
+
+  it("read, write, remove, stat and list", async () => {
+    expectCode(await fx.storage.read(ROOT, rel("dir"), {}), "conflict");
+    expectCode(await fx.storage.read(ROOT, rel("missing"), {}), "not_found");
+    expectCode(await fx.storage.read(ROOT, rel("file.txt/x"), {}), "not_found");
+    expect(await put(fx.storage, ROOT, "file.txt/x", "x")).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "a parent of that path is a file" },
+    });
+    expect(await put(fx.storage, ROOT, "dir", "x")).toEqual({ ok: false, error: { code: "conflict", message: "that path is a directory" } });
+    expectCode(await fx.storage.remove(ROOT, rel("dir")), "conflict");
+    expectCode(await fx.storage.remove(ROOT, rel("missing")), "not_found");
+    expectCode(await fx.storage.remove(ROOT, rel("file.txt/x")), "not_found");
+    expect(expectOk(await fx.storage.stat(ROOT, rel("dir")))).toEqual({ type: "dir" });
+    expectCode(await fx.storage.stat(ROOT, rel("missing")), "not_found");
+    expectCode(await fx.storage.stat(ROOT, rel("file.txt/x")), "not_found");
+    expect(await fx.storage.list(ROOT, rel("file.txt"), { after: null, limit: 5 })).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "that path is a file" },
+    });
+    expectCode(await fx.storage.list(ROOT, rel("missing"), { after: null, limit: 5 }), "not_found");
+    // Like R2, a later page of a folder that is gone is empty rather than an error.
+    expect(expectOk(await fx.storage.list(ROOT, rel("missing"), { after: "a", limit: 5 }))).toEqual({ entries: [], next: null });
+  });
+
+  it("move: files only, atomic, conflict on an existing destination unless overwrite", async () => {
+    expectOk(await fx.storage.move(ROOT, rel("file.txt"), rel("moved/deep/f.txt"), false));
+    expect(expectOk(await getText(fx.storage, ROOT, "moved/deep/f.txt"))).toBe("f");
+    expectCode(await fx.storage.stat(ROOT, rel("file.txt")), "not_found");
+    expect(expectOk(await fx.storage.stat(ROOT, rel("moved/deep/f.txt")))).toMatchObject({ contentType: "text/plain", etag: md5("f") });
+
+    expectOk(await put(fx.storage, ROOT, "other.txt", "o"));
+    expect(await fx.storage.move(ROOT, rel("other.txt"), rel("moved/deep/f.txt"), false)).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "the destination exists" },
+    });
+    expect(expectOk(await getText(fx.storage, ROOT, "other.txt"))).toBe("o");
+    expectOk(await fx.storage.move(ROOT, rel("other.txt"), rel("moved/deep/f.txt"), true));
+    expect(expectOk(await getText(fx.storage, ROOT, "moved/deep/f.txt"))).toBe("o");
+
+    expect(await fx.storage.move(ROOT, rel("dir"), rel("dir2"), false)).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "cannot move a directory" },
+    });
+    expectCode(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("dir"), true), "conflict");
+    expectCode(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("dir/inner.txt/x"), true), "conflict");
+    expectCode(await fx.storage.move(ROOT, rel("missing"), rel("x"), true), "not_found");
+    expectOk(await fx.storage.move(ROOT, rel("dir/inner.txt"), rel("dir/inner.txt"), true));
+    expectCode(await fx.storage.move(ROOT, rel("dir/inner.txt"), rel("dir/inner.txt"), false), "conflict");
+    expect(expectOk(await getText(fx.storage, ROOT, "dir/inner.txt"))).toBe("i");
+    // The source's emptied folders went with it; the failed destinations left none.
+    expectOk(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("top.txt"), false));
+    expect((await readdir(join(fx.base, "r"))).sort()).toEqual(["dir", "top.txt"]);
+  });
+
+  it("prepareRoot: creates admin roots 0700, checks the others, refuses files", async () => {
+    expectOk(await fx.storage.prepareRoot(["made/", "deeper/"], { create: true }));
+    expect((await stat(join(fx.base, "made/deeper"))).mode & 0o777).toBe(0o700);
+    expectOk(await fx.storage.prepareRoot(["r/", "dir/"], { create: false }));
+    expect(await fx.storage.prepareRoot(["r/", "file.txt/"], { create: false })).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "that path is a file" },
+    });
+    expectCode(await fx.storage.prepareRoot(["r/file.txt/"], { create: true }), "conflict");
+  });
+});
+
+describe("listing", () => {
+  it("sorts by UTF-8 bytes and pages with `after`/`next`", async () => {
+    // UTF-16 order would put the emoji (a surrogate pair) before U+FF5E; UTF-8 puts it after.
+    const fileNames = ["b", "B", "a", "é", "\uff5e", "😀", "a b", "a-b", ...Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, "0")}`)];
+    for (const name of fileNames) expectOk(await put(fx.storage, ROOT, name, name));
+    for (const dir of ["d1", "Z"]) expectOk(await put(fx.storage, ROOT, `${dir}/x`, "x"));
+    const all = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 }));
+    const expected = [...fileNames, "d1", "Z"].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    expect(all.entries.map((e) => e.name)).toEqual(expected);
+    expect(all.next).toBeNull();
+    expect(all.entries.find((e) => e.name === "😀")).toMatchObject({ type: "file", size: 4, etag: md5("😀") });
+    expect(all.entries.find((e) => e.name === "Z")).toEqual({ name: "Z", type: "dir" });
+
+    const paged: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const page: ListPage = expectOk(await fx.storage.list(ROOT, rel(""), { after, limit: 7 }));
+      paged.push(...page.entries.map((e) => e.name));
+      if (page.next === null) break;
+      expect(page.next).toBe(page.entries[page.entries.length - 1]!.name);
+      after = page.next;
+    }
+    expect(paged).toEqual(expected);
+    // An exact fit: the last full page says there is no more.
+    expect(expectOk(await fx.storage.list(ROOT, rel(""), { after: expected[expected.length - 4]!, limit: 3 })).next).toBeNull();
+    // A cursor naming nothing continues after where it would sort.
+    expect(expectOk(await fx.storage.list(ROOT, rel(""), { after: "n05x", limit: 2 })).entries.map((e) => e.name)).toEqual(["n06", "n07"]);
+  });
+
+  it("never lists temps, sidecars, FIFOs or names a cap could not address", async () => {
+    expectOk(await put(fx.storage, ROOT, "visible.txt", "v"));
+    await writeFile(join(fx.base, "r/.capvault-tmp-abcdef"), "partial");
+    await writeFile(join(fx.base, "r/~tilde"), "x");
+    await writeFile(join(fx.base, "r/line\nbreak"), "x");
+    execFileSync("mkfifo", [join(fx.base, "r/fifo")]);
+    expect(await names()).toEqual(["visible.txt:file"]);
+    expect(await names("", [""])).toEqual(["r:dir"]);
+    // A FIFO is never opened for reading (that would block the host).
+    expectCode(await fx.storage.read(ROOT, rel("fifo"), {}), "not_found");
+    expectCode(await fx.storage.stat(ROOT, rel("fifo")), "not_found");
+  });
+});
+
+describe("stale temps", () => {
+  it("cleanStaleTemps removes crash leftovers and the folders that only held them, nothing else", async () => {
+    expectOk(await put(fx.storage, ROOT, "keep/me.txt", "kept", { contentType: "text/x-kept" }));
+    await writeFile(join(fx.base, "r/keep/.capvault-tmp-1111"), "stale");
+    await mkdir(join(fx.base, "r/crashed/deeper"), { recursive: true });
+    await writeFile(join(fx.base, "r/crashed/deeper/.capvault-tmp-2222"), "stale");
+    await writeFile(join(fx.base, ".capvault-tmp-3333"), "stale");
+    await writeFile(join(fx.base, ".capvault-meta/.capvault-tmp-4444"), "stale");
+    await fx.host.cleanStaleTemps();
+    expect(await readdir(join(fx.base, "r/keep"))).toEqual(["me.txt"]);
+    expect(await readdir(join(fx.base, "r"))).toEqual(["keep"]);
+    expect((await readdir(fx.base)).sort()).toEqual([".capvault-meta", "r"]);
+    expect(expectOk(await fx.storage.stat(ROOT, rel("keep/me.txt")))).toMatchObject({ contentType: "text/x-kept" });
+    expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
+  });
+
+  it("drops sidecars of files deleted by hand, and spares a write in flight", async () => {
+    expectOk(await put(fx.storage, ROOT, "gone.txt", "x"));
+    execFileSync("rm", [join(fx.base, "r/gone.txt")]);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the sweep spares sidecars newer than its start
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let sent = false;
+    const slow = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (!sent) {
+          sent = true;
+          return controller.enqueue(new TextEncoder().encode("half"));
+        }
+        await gate;
+        controller.enqueue(new TextEncoder().encode("-done"));
+        controller.close();
+      },
+    });
+    const writing = fx.storage.write(ROOT, rel("inflight.txt"), slow, { length: 9, contentType: "text/plain" });
+    while (!(await readdir(join(fx.base, "r"))).some((n) => n.startsWith(".capvault-tmp-"))) await new Promise((r) => setTimeout(r, 2));
+    await fx.host.cleanStaleTemps();
+    release();
+    expect(expectOk(await writing).created).toBe(true);
+    expect(expectOk(await getText(fx.storage, ROOT, "inflight.txt"))).toBe("half-done");
+    expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
+  });
+});
+
+describe("configuration and protocol", () => {
+  it("uses configured file and folder modes", async () => {
+    const custom = await makeFixture({ fileMode: 0o640, dirMode: 0o750 });
+    try {
+      expectOk(await put(custom.storage, ["c/"], "x/y.txt", "y"));
+      expect((await stat(join(custom.base, "c/x"))).mode & 0o777).toBe(0o750);
+      expect((await stat(join(custom.base, "c/x/y.txt"))).mode & 0o777).toBe(0o640);
+    } finally {
+      await custom.close();
+    }
+  });
+
+  it("answers malformed calls with bad_request, never a throw or a path", async () => {
+    const call = (body: BodyInit | null, method = "POST") => fx.host.fetch(new Request("http://disk/x", { method, body, duplex: "half" } as RequestInit));
+    for (const response of [
+      await call(null, "GET"),
+      await call(new Uint8Array([0, 0])),
+      await call(new Uint8Array([255, 255, 255, 255, 1])),
+      await call(encodeCallHead({ op: "stat", root: ["../"], path: [] })),
+      await call(encodeCallHead({ op: "stat", root: ["r/"], path: ["a/b"] })),
+      await call(encodeCallHead({ op: "stat", root: ["r/"], path: [".capvault-meta"] })),
+      await call(new Blob([new Uint8Array([0, 0, 0, 2]), "{}"]).stream()),
+    ]) {
+      expect(response.status).toBe(200);
+      const result = (await response.json()) as { ok: boolean; error: { code: string } };
+      expect(result.ok).toBe(false);
+      expect(["bad_request", "invalid_path", "path_escapes"]).toContain(result.error.code);
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const TSX = path.join(PROJECT_ROOT, "node_modules/.bin/tsx");
+
+export interface TestVault {
+  url: string;
+  adminToken: string;
+  /** The R2 root cap minted on first start (prefix `default/`). */
+  rootCapUrl: string;
+  /** The disk root cap for `diskRoot`. */
+  diskCapUrl: string;
+  state: string;
+  diskRoot: string;
+  /** Everything the launcher printed so far. */
+  output(): string;
+  /** SIGTERM, wait; then start again on the same state (and a new port). */
+  restart(): Promise<void>;
+  /** SIGKILL the launcher's whole process group. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TestVaultOptions {
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+/**
+ * Starts the real launcher (`capvault serve` on Miniflare) in its own process
+ * group, on a free port, with fresh state and disk folders under the OS temp
+ * dir. `stop()` ends the whole group, so no workerd outlives a test.
+ */
+export async function startTestVault(options: TestVaultOptions = {}): Promise<TestVault> {
+  const base = await mkdtemp(path.join(os.tmpdir(), "capvault-test-"));
+  const state = path.join(base, "state");
+  const diskRoot = path.join(base, "disk");
+  let log = "";
+  let child: ChildProcess;
+  let url = "";
+  // One port for the vault's whole life, so cap URLs stay valid across restarts.
+  const port = await freePort();
+  const caps: Record<string, string> = {};
+
+  const launch = async () => {
+    child = spawn(TSX, [path.join(PROJECT_ROOT, "launcher/main.ts"), ...(options.args ?? [])], {
+      cwd: base,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        CAPVAULT_STATE: state,
+        CAPVAULT_DISK_ROOT: diskRoot,
+        CAPVAULT_ADMIN_TOKEN: "test-admin-token-0123456789",
+        CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        ...options.env,
+      },
+    });
+    const started = log.length;
+    url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`launcher did not start:\n${log.slice(started)}`)), 60_000);
+      const onData = (chunk: Buffer) => {
+        log += chunk.toString();
+        for (const m of log.slice(started).matchAll(/^(\w+) root cap: (\S+)$/gm)) caps[m[1]!] = m[2]!;
+        const ready = /listening on (http:\/\/\S+)/.exec(log.slice(started));
+        if (ready) {
+          clearTimeout(timer);
+          resolve(ready[1]!);
+        }
+      };
+      child.stdout!.on("data", onData);
+      child.stderr!.on("data", onData);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`launcher exited with ${code}:\n${log.slice(started)}`));
+      });
+    });
+  };
+
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+    }, 10_000);
+    await exited;
+    clearTimeout(timer);
+    // workerd is in the same group; make sure it is gone too.
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {}
+  };
+
+  await launch();
+  return {
+    get url() {
+      return url;
+    },
+    adminToken: options.env?.CAPVAULT_ADMIN_TOKEN ?? "test-admin-token-0123456789",
+    get rootCapUrl() {
+      return caps.default!;
+    },
+    get diskCapUrl() {
+      return caps.disk!;
+    },
+    state,
+    diskRoot,
+    output: () => log,
+    restart: async () => {
+      await end("SIGTERM");
+      await launch();
+    },
+    kill: () => end("SIGKILL"),
+    stop: async () => {
+      await end("SIGTERM");
+      await rm(base, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
