@@ -1,0 +1,180 @@
+import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { digestToken } from "../../shared/token.ts";
+import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
+
+type Cap = Awaited<ReturnType<typeof child>>;
+
+async function alive(c: { info(): Promise<Response> }): Promise<boolean> {
+  const res = await c.info();
+  if (res.status === 200) return true;
+  expect(await errorCode(res)).toBe("no_such_cap");
+  return false;
+}
+
+/** A tree 3 deep and 3 wide under a root: tree[i] is a child, tree[i].kids[j] a grandchild, and so on. */
+async function tree(prefix: string) {
+  const root = cap((await mintRoot(prefix)).token);
+  await root.write("keep/file.txt", "survives revocation");
+  const level1: { cap: Cap; kids: { cap: Cap; kids: Cap[] }[] }[] = [];
+  for (let i = 0; i < 3; i++) {
+    const a = await child(root, { path: `d${i}`, label: `a${i}` });
+    const kids = [];
+    for (let j = 0; j < 3; j++) {
+      const b = await child(a, { path: `e${j}` });
+      const leaves = [];
+      for (let k = 0; k < 3; k++) leaves.push(await child(b, { path: "" , rights: ["read", "list"] }));
+      kids.push({ cap: b, kids: leaves });
+    }
+    level1.push({ cap: a, kids });
+  }
+  return { root, level1 };
+}
+
+describe("revocation", () => {
+  it("revoking a middle cap kills exactly its subtree", async () => {
+    const { root, level1 } = await tree("revoke/tree/");
+    const middle = level1[1]!;
+    const res = await middle.cap.revoke();
+    expect(res.status).toBe(204);
+
+    expect(await alive(middle.cap)).toBe(false);
+    for (const b of middle.kids) {
+      expect(await alive(b.cap)).toBe(false);
+      for (const leaf of b.kids) expect(await alive(leaf)).toBe(false);
+    }
+    expect(await alive(root)).toBe(true);
+    for (const sibling of [level1[0]!, level1[2]!]) {
+      expect(await alive(sibling.cap)).toBe(true);
+      for (const b of sibling.kids) {
+        expect(await alive(b.cap)).toBe(true);
+        for (const leaf of b.kids) expect(await alive(leaf)).toBe(true);
+      }
+    }
+    // Every route of a revoked cap answers no_such_cap.
+    for (const res of [
+      await middle.cap.read("x"),
+      await middle.cap.write("x", "y"),
+      await middle.cap.list(),
+      await middle.cap.stat(""),
+      await middle.cap.subdir({ path: "" }),
+      await middle.cap.children(),
+      await middle.cap.revoke(),
+      await middle.kids[0]!.kids[0]!.read("x"),
+    ]) {
+      expect(await errorCode(res)).toBe("no_such_cap");
+    }
+    // The parent forgot it; files are untouched.
+    const { children } = (await (await root.children()).json()) as { children: { id: string; label: string; path: string }[] };
+    expect(children.map((c) => c.label)).toEqual(["a0", "a2"]);
+    expect(children[0]!.path).toBe("d0");
+    expect(await (await root.read("keep/file.txt")).text()).toBe("survives revocation");
+  });
+
+  it("revokes a child by id from the parent, and an admin revokes a whole root", async () => {
+    const { root, level1 } = await tree("revoke/by-id/");
+    const target = level1[0]!;
+    expect((await root.revokeChild(target.cap.minted.id)).status).toBe(204);
+    expect(await alive(target.cap)).toBe(false);
+    expect(await alive(target.kids[2]!.kids[2]!)).toBe(false);
+    expect(await alive(level1[1]!.cap)).toBe(true);
+    expect(await errorCode(await root.revokeChild(target.cap.minted.id))).toBe("not_found");
+    // A cap cannot revoke what is not its own child.
+    expect(await errorCode(await level1[1]!.cap.revokeChild(level1[2]!.cap.minted.id))).toBe("not_found");
+    expect(await alive(level1[2]!.cap)).toBe(true);
+
+    const rootId = ((await (await root.info()).json()) as { id: string }).id;
+    const res = await call("DELETE", `/admin/roots/${rootId}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(res.status).toBe(204);
+    expect(await alive(root)).toBe(false);
+    expect(await alive(level1[2]!.kids[1]!.kids[0]!)).toBe(false);
+  });
+
+  it("gives byte-identical answers for revoked, expired, unknown and malformed tokens", async () => {
+    const root = cap((await mintRoot("revoke/identical/")).token);
+    const revoked = await child(root, { path: "a" });
+    await revoked.revoke();
+    const expiring = await child(root, { path: "b", ttlSeconds: 1 });
+    await new Promise((r) => setTimeout(r, 1100));
+    const unknown = cap("a".repeat(32));
+    const malformed = cap("not-a-token");
+    const routes = (c: ReturnType<typeof cap>) => [
+      () => c.info(),
+      () => c.read("f"),
+      () => c.list(),
+      () => c.subdir({ path: "" }),
+      () => c.revoke(),
+      () => c.write("f", "x"),
+    ];
+    const capture = async (c: ReturnType<typeof cap>) =>
+      Promise.all(
+        routes(c).map(async (r) => {
+          const res = await r();
+          const headers = [...res.headers].filter(([n]) => n !== "date").sort().join("\n");
+          return `${res.status}\n${headers}\n${await res.text()}`;
+        }),
+      );
+    const expected = await capture(unknown);
+    expect(expected[0]).toContain('"no_such_cap"');
+    expect(await capture(revoked)).toEqual(expected);
+    expect(await capture(expiring)).toEqual(expected);
+    expect(await capture(malformed)).toEqual(expected);
+  });
+
+  it("expires caps and their descendants, and the alarm clears their state", async () => {
+    const root = cap((await mintRoot("revoke/expiry/", { ttlSeconds: 2 })).token);
+    const kid = await child(root, { path: "k" });
+    const grandkid = await child(kid, { path: "", ttlSeconds: 3600 });
+    expect(Date.parse(grandkid.minted.expiresAt!)).toBeLessThanOrEqual(Date.parse(kid.minted.expiresAt!));
+    expect(await alive(grandkid)).toBe(true);
+    await new Promise((r) => setTimeout(r, 2100));
+    for (const c of [root, kid, grandkid]) expect(await alive(c)).toBe(false);
+
+    const { key } = await digestToken(kid.token);
+    const stub = env.CAPS.get(env.CAPS.idFromName(key));
+    await runDurableObjectAlarm(stub);
+    const keys = await runInDurableObject(stub, async (_instance, state) => [...(await state.storage.list()).keys()]);
+    expect(keys).toEqual([]);
+    // The expired root is also gone from the admin listing.
+    const list = await call("GET", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` } });
+    const { roots } = (await list.json()) as { roots: { label: string | null; id: string }[] };
+    const rootId = (await digestToken(root.token)).id;
+    expect(roots.some((r) => r.id === rootId)).toBe(false);
+  });
+
+  it("a cap minted while its parent is being revoked does not survive", async () => {
+    const root = cap((await mintRoot("revoke/race/")).token);
+    const parent = await child(root, { path: "p" });
+    const minting = Array.from({ length: 5 }, () => parent.subdir({ path: "" }));
+    const revoking = parent.revoke();
+    const results = await Promise.all(minting);
+    expect((await revoking).status).toBe(204);
+    for (const res of results) {
+      if (res.status !== 201) {
+        expect(await errorCode(res)).toBe("no_such_cap");
+        continue;
+      }
+      const { token } = (await res.json()) as { token: string };
+      expect(await alive(cap(token))).toBe(false);
+    }
+  });
+});
+
+describe("durable state holds no tokens", () => {
+  it("stores only digests: no minted token appears in any object's storage", async () => {
+    const root = cap((await mintRoot("state/no-tokens/")).token);
+    const a = await child(root, { path: "a", label: "visible label" });
+    const b = await child(a, { path: "b" });
+    const tokens = [root.token, a.token, b.token];
+    const dumps: string[] = [];
+    for (const id of await listDurableObjectIds(env.CAPS)) {
+      const stub = env.CAPS.get(id);
+      dumps.push(await runInDurableObject(stub, async (_i, state) => JSON.stringify([...(await state.storage.list())])));
+    }
+    const registry = env.ROOTS.get(env.ROOTS.idFromName("registry"));
+    dumps.push(await runInDurableObject(registry, async (_i, state) => JSON.stringify([...(await state.storage.list())])));
+    const all = dumps.join("\n");
+    expect(all).toContain("visible label");
+    for (const token of tokens) expect(all).not.toContain(token);
+  });
+});
