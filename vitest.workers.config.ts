@@ -1,8 +1,17 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
+import { createDiskHost } from "./disk-host/index.ts";
 
 // wrangler.toml declares the admin token as a required secret; tests supply their own.
 process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
+
+// The real Node disk host, plugged in exactly as the launcher does it, so the
+// same suites run against R2 and against a real folder.
+const diskRoot = mkdtempSync(path.join(os.tmpdir(), "capvault-workers-disk-"));
+const disk = createDiskHost({ baseDir: diskRoot });
 
 export default defineConfig({
   plugins: [
@@ -10,7 +19,8 @@ export default defineConfig({
       main: "./worker/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024) },
+        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot },
+        serviceBindings: { DISK: (request: Request) => disk.fetch(request) },
       },
     }),
   ],

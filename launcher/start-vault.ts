@@ -76,7 +76,11 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     if (settings.diskRootGiven) await mint("disk", "", "disk");
     await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", { mode: 0o600 });
   }
-  return { url, adminToken, adminTokenFresh: fresh, firstRun, stop: () => mf.dispose() };
+  const stop = async () => {
+    await mf.dispose();
+    await disk.close();
+  };
+  return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
 }
 
 async function exists(file: string): Promise<boolean> {

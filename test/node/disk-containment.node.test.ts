@@ -85,9 +85,12 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const watch of watches) await watch.assertUntouched();
-  for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  await fx.close();
+  try {
+    for (const watch of watches) await watch.assertUntouched();
+    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  } finally {
+    await fx.close();
+  }
 });
 
 /** Every operation that names `path` as a file, and what each answered. */

@@ -55,14 +55,17 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
     storage,
     answers,
     async close() {
-      await host.close();
-      // Every descriptor the host opened under the test folder is closed by now.
       const leaked: string[] = [];
-      for (const fd of await readdir("/proc/self/fd")) {
-        const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
-        if (target.startsWith(top)) leaked.push(target.slice(top.length));
+      try {
+        await host.close();
+        // Every descriptor the host opened under the test folder is closed by now.
+        for (const fd of await readdir("/proc/self/fd")) {
+          const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+          if (target.startsWith(top)) leaked.push(target.slice(top.length));
+        }
+      } finally {
+        await rm(top, { recursive: true, force: true });
       }
-      await rm(top, { recursive: true, force: true });
       expect(leaked).toEqual([]);
     },
   };

@@ -24,8 +24,11 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  await fx.close();
+  try {
+    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  } finally {
+    await fx.close();
+  }
 });
 
 /** One step of the outsider's loop, run with synchronous fs calls. */

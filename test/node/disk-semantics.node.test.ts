@@ -19,9 +19,12 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  // No answer of the host, success or failure, may name a host path.
-  for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  await fx.close();
+  try {
+    // No answer of the host, success or failure, may name a host path.
+    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  } finally {
+    await fx.close();
+  }
 });
 
 const names = async (path = "", root: Root = ROOT) =>

@@ -1,0 +1,229 @@
+/**
+ * Atomic, contained writes. The new content goes to a temp file created with
+ * O_CREAT|O_EXCL|O_NOFOLLOW in the folder the host holds, is fsynced, and is
+ * renamed over the target within that same held folder. A reader sees the
+ * old file or the new one, never a prefix; a crash leaves at most a temp
+ * file, which no cap can name and the next start removes. rename() replaces
+ * a link at the target rather than following it, so even a link swapped in
+ * at the last moment cannot send the bytes outside.
+ */
+import { createHash } from "node:crypto";
+import type { BigIntStats } from "node:fs";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
+import { writeAllowed, type WritePreconditions } from "../shared/http-conditions.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
+import {
+  closeEnd,
+  entryKey,
+  inDir,
+  OPEN_NOFOLLOW,
+  openRoot,
+  pruneEmptyDirs,
+  userSteps,
+  walk,
+  type DirChain,
+  type WalkEnd,
+} from "./beneath.ts";
+import { errnoOf, failFromFs } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
+import { createExclusive, newTempName } from "./meta-store.ts";
+
+export interface WriteRequest {
+  length: number;
+  contentType: string;
+  preconditions: WritePreconditions;
+}
+
+const LENGTH_MISMATCH = "the body did not match its Content-Length";
+const PARENT_IS_FILE = "a parent of that path is a file";
+const TARGET_IS_DIR = "that path is a directory";
+
+/** A temp file placed beside its target, in the folder `chain.top`. */
+interface PlacedTemp {
+  chain: DirChain;
+  name: string;
+  temp: string;
+  handle: FileHandle;
+  /** Set once the temp has been renamed over the target: from then on it is the file. */
+  committed: boolean;
+  release(): Promise<void>;
+}
+
+/**
+ * Writes `body` (exactly `request.length` bytes) to the path beneath the
+ * root, creating missing folders (mode `ctx.dirMode`).
+ *
+ * @example
+ * const outcome = await writeFile(ctx, [["notes"]], ["today.md"], body, {
+ *   length: 5, contentType: "text/markdown", preconditions: { ifNoneMatch: "*" },
+ * });
+ */
+export async function writeFile(
+  ctx: HostContext,
+  levels: string[][],
+  segments: string[],
+  body: ReadableStream<Uint8Array>,
+  request: WriteRequest,
+): Promise<Result<WriteOutcome>> {
+  const reader = body.getReader();
+  const placed = segments.length === 0 ? fail("invalid_path", "a file operation needs a file name") : await placeTemp(ctx, levels, segments, request.preconditions);
+  if (!placed.ok) {
+    await drain(reader);
+    return placed;
+  }
+  const target = placed.value;
+  try {
+    const received = await receive(reader, target.handle, request.length);
+    if (!received.ok) return received;
+    await target.handle.sync();
+    const stat = await target.handle.stat({ bigint: true });
+    const key = await entryKey(target.chain.top, target.name);
+    return await ctx.locks.run([key], () => commit(ctx, target, stat, received.value, request));
+  } catch (error) {
+    return failFromFs(error, "writing");
+  } finally {
+    await drain(reader);
+    await target.handle.close().catch(() => undefined);
+    if (!target.committed) {
+      await unlink(inDir(target.chain.top, target.temp)).catch(() => undefined);
+      await pruneEmptyDirs(target.chain);
+    }
+    ctx.inFlight.delete(target.temp);
+    await target.chain.close();
+    await target.release();
+  }
+}
+
+/**
+ * Resolves the target (following links within the root) and creates the temp
+ * file beside it. Refusals that need no body (conflicts, a failed
+ * precondition) are decided here, before a byte is read; the precondition is
+ * decided again, atomically, at commit.
+ */
+async function placeTemp(ctx: HostContext, levels: string[][], segments: string[], pre: WritePreconditions): Promise<Result<PlacedTemp>> {
+  // A folder can be pruned by a concurrent delete between our mkdir and the
+  // temp's creation; that shows as ENOENT and is simply tried again.
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const root = await openRoot(ctx.base, levels, ctx.dirMode);
+    if (!root.ok) return root;
+    if (root.value.kind !== "root") return fail("conflict", PARENT_IS_FILE);
+    const { release } = root.value;
+    let found: WalkEnd | null = null;
+    let placed = false;
+    try {
+      const end = await walk(root.value.chain, userSteps(segments), { followFinal: true, mkdirs: { mode: ctx.dirMode, final: false } });
+      if (!end.ok) {
+        if (end.error.code === "not_found") continue;
+        return end;
+      }
+      found = end.value;
+      if (found.kind === "absent" || found.kind === "blocked") return fail("conflict", PARENT_IS_FILE);
+      if (found.kind === "dir") return fail("conflict", TARGET_IS_DIR);
+      if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
+      const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
+      if (!writeAllowed(pre, current)) {
+        if (found.kind === "missing") await pruneEmptyDirs(found.chain);
+        return fail("precondition_failed");
+      }
+      const temp = newTempName();
+      let handle: FileHandle;
+      ctx.inFlight.add(temp);
+      try {
+        handle = await createExclusive(found.chain.top, temp, ctx.fileMode);
+      } catch (error) {
+        ctx.inFlight.delete(temp);
+        if (errnoOf(error) === "ENOENT") continue;
+        throw error;
+      }
+      placed = true;
+      if (found.kind === "file") await found.file.close();
+      return ok({ chain: found.chain, name: found.name, temp, handle, committed: false, release });
+    } catch (error) {
+      return failFromFs(error, "writing");
+    } finally {
+      if (!placed) {
+        if (found) await closeEnd(found);
+        await release();
+      }
+    }
+  }
+  return fail("unavailable");
+}
+
+/**
+ * Reads and drops what is left of a body. A refusal is answered only after
+ * the whole request arrived: cancelling it instead makes Miniflare's loopback
+ * drop the connection, and the worker would see "unavailable" rather than
+ * the refusal.
+ */
+export async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // The sender gave up; nothing left to wait for.
+  }
+}
+
+/** Streams exactly `length` bytes into the temp file, hashing as it goes. */
+async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: FileHandle, length: number): Promise<Result<string>> {
+  const md5 = createHash("md5");
+  let received = 0;
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch {
+      return fail("bad_request", LENGTH_MISMATCH);
+    }
+    if (chunk.done) break;
+    received += chunk.value.byteLength;
+    if (received > length) return fail("bad_request", LENGTH_MISMATCH);
+    md5.update(chunk.value);
+    for (let offset = 0; offset < chunk.value.byteLength; ) {
+      const { bytesWritten } = await handle.write(chunk.value, offset, chunk.value.byteLength - offset);
+      offset += bytesWritten;
+    }
+  }
+  return received === length ? ok(md5.digest("hex")) : fail("bad_request", LENGTH_MISMATCH);
+}
+
+/** Under the target's lock: judge the precondition against what is there now, then rename. */
+async function commit(ctx: HostContext, target: PlacedTemp, stat: BigIntStats, etag: string, request: WriteRequest): Promise<Result<WriteOutcome>> {
+  const dir = target.chain.top;
+  let current: { file: FileHandle; stat: BigIntStats } | null = null;
+  try {
+    try {
+      const file = await open(inDir(dir, target.name), OPEN_NOFOLLOW);
+      current = { file, stat: await file.stat({ bigint: true }) };
+    } catch (error) {
+      // ENOENT: nothing there. ELOOP: a link appeared since we resolved the
+      // target; rename will replace the link itself, never what it points at.
+      if (errnoOf(error) !== "ENOENT" && errnoOf(error) !== "ELOOP") throw error;
+    }
+    if (current?.stat.isDirectory()) return fail("conflict", TARGET_IS_DIR);
+    if (current && !current.stat.isFile()) return fail("conflict");
+    const etagNow = current ? await currentEtag(ctx, current.file, current.stat, request.preconditions) : null;
+    if (!writeAllowed(request.preconditions, etagNow)) return fail("precondition_failed");
+    // A replaced file keeps its permissions; a new one gets the configured mode exactly.
+    await target.handle.chmod(current ? Number(current.stat.mode & 0o777n) : ctx.fileMode);
+    await ctx.meta.record(stat, etag, request.contentType);
+    try {
+      await rename(inDir(dir, target.temp), inDir(dir, target.name));
+      target.committed = true;
+    } catch (error) {
+      await ctx.meta.forget(stat);
+      throw error;
+    }
+    await dir.sync();
+    if (current && (await current.file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(current.stat);
+    return ok({ created: current === null, size: request.length, etag });
+  } finally {
+    await current?.file.close();
+  }
+}
+
+/** The etag a precondition is judged against; without one, a file placed by hand is not hashed for nothing. */
+async function currentEtag(ctx: HostContext, file: FileHandle, stat: BigIntStats, pre: WritePreconditions): Promise<string> {
+  return pre.ifMatch === undefined && pre.ifNoneMatch === undefined ? "" : ctx.meta.etagOf(file, stat);
+}

@@ -1,0 +1,37 @@
+import { parseRelPath } from "../shared/rel-path.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+
+/**
+ * The host judges every name again with the shared parser: it is the last
+ * code between a cap and the filesystem, so a bug upstream must not become a
+ * path outside. Root levels arrive as the cap holds them (`""` or `a/b/`).
+ */
+export function checkedLevels(levels: readonly string[]): Result<string[][]> {
+  const out: string[][] = [];
+  for (const level of levels) {
+    if (level === "") {
+      out.push([]);
+      continue;
+    }
+    if (!level.endsWith("/")) return fail("invalid_path");
+    const parsed = parseRelPath(level);
+    if (!parsed.ok) return parsed;
+    out.push([...parsed.value.segments]);
+  }
+  return ok(out);
+}
+
+/** Path segments exactly as the parser would have produced them, or `invalid_path`. */
+export function checkedSegments(segments: readonly string[]): Result<string[]> {
+  if (segments.length === 0) return ok([]);
+  const parsed = parseRelPath(segments.join("/"));
+  if (!parsed.ok) return parsed;
+  const same = parsed.value.segments.length === segments.length && parsed.value.segments.every((s, i) => s === segments[i]);
+  return same ? ok([...segments]) : fail("invalid_path");
+}
+
+/** True for a directory entry a cap could name: one segment the path parser accepts unchanged. */
+export function isAddressableName(name: string): boolean {
+  const parsed = parseRelPath(name);
+  return parsed.ok && parsed.value.segments.length === 1 && parsed.value.text === name;
+}

@@ -1,0 +1,61 @@
+/**
+ * When a folder on disk "exists" for a cap. On R2 a directory exists while a
+ * key lies under it; the disk must answer the same, so a folder counts only
+ * while it holds, at some depth, a file a cap could read. Empty folders (made
+ * by hand, or left by a crash), folders holding only reserved or
+ * unaddressable names, and links leading outside do not count.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
+import { closeEnd, heldPath, walk, type DirChain } from "./beneath.ts";
+import { isAddressableName } from "./checked-paths.ts";
+
+/** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
+const ENTRY_BUDGET = 10_000;
+
+export interface DirName {
+  name: string;
+  /** The folder's own hint (d_type) that this is a regular file; the open decides. */
+  regularHint: boolean;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The entries of a held folder that a cap could name: UTF-8, accepted unchanged by the path parser. */
+export async function addressableNames(dir: FileHandle): Promise<DirName[]> {
+  const entries = await readdir(heldPath(dir), { withFileTypes: true, encoding: "buffer" });
+  const out: DirName[] = [];
+  for (const entry of entries) {
+    let name: string;
+    try {
+      name = strictUtf8.decode(entry.name);
+    } catch {
+      continue;
+    }
+    if (isAddressableName(name)) out.push({ name, regularHint: entry.isFile() });
+  }
+  return out;
+}
+
+/** Whether `chain.top` holds a file a cap could read, at any depth, links followed within the boundary. */
+export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }, seen = new Set<string>()): Promise<boolean> {
+  const self = await chain.top.stat({ bigint: true });
+  const id = `${self.dev}:${self.ino}`;
+  if (seen.has(id)) return false;
+  seen.add(id);
+  const names = await addressableNames(chain.top);
+  // Likely files first: most folders are answered by their first entry.
+  names.sort((a, b) => Number(b.regularHint) - Number(a.regularHint));
+  for (const { name } of names) {
+    if (--budget.left < 0) return true;
+    const end = await walk(chain, [{ name, fromLink: false }], { followFinal: true });
+    if (!end.ok) continue;
+    try {
+      if (end.value.kind === "file") return true;
+      if (end.value.kind === "dir" && (await holdsFile(end.value.chain, budget, seen))) return true;
+    } finally {
+      await closeEnd(end.value);
+    }
+  }
+  return false;
+}

@@ -1,0 +1,346 @@
+/**
+ * The disk backend's operations other than write (see atomic-write.ts), with
+ * the StorageAdapter semantics: folders exist only while they hold a file,
+ * the root always exists, and the same refusals (and messages) as R2.
+ * Every name is resolved by `walk`, beneath the cap's root.
+ */
+import type { BigIntStats } from "node:fs";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
+import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import type { FileMeta, ListPage, ReadOptions, ReadOutcome, StatOutcome } from "../storage-adapters/storage-adapter.ts";
+import {
+  closeEnd,
+  entryKey,
+  inDir,
+  OPEN_NOFOLLOW,
+  openRoot,
+  pruneEmptyDirs,
+  userSteps,
+  walk,
+  type DirChain,
+  type WalkEnd,
+} from "./beneath.ts";
+import { listPage } from "./dir-listing.ts";
+import { holdsFile } from "./dir-visibility.ts";
+import { errnoOf, failFromFs } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
+import { identity } from "./meta-store.ts";
+import { fileRangeStream } from "./file-range-stream.ts";
+
+const NEEDS_NAME = "a file operation needs a file name";
+const IS_DIR = "that path is a directory";
+
+export async function readFile(ctx: HostContext, levels: string[][], segments: string[], options: ReadOptions): Promise<Result<ReadOutcome>> {
+  if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
+  return withRoot(ctx, levels, async (root) => {
+    if (!root) return fail("not_found");
+    const found = await locate(ctx, root, segments);
+    if (!found.ok) return found;
+    const it = found.value;
+    if (it.kind === "dir") return it.visible ? fail("conflict", IS_DIR) : fail("not_found");
+    if (it.kind === "none") return fail("not_found");
+    const { meta, file } = it;
+    if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag)) {
+      await file.close();
+      return ok({ status: "not_modified", meta });
+    }
+    const range = parseByteRange(options.range, meta.size);
+    if (range === "unsatisfiable") {
+      await file.close();
+      return ok({ status: "unsatisfiable", meta });
+    }
+    const body = fileRangeStream(file, range?.start ?? 0, range ? range.end : meta.size - 1);
+    return ok({ status: "body", meta, body, range });
+  });
+}
+
+export async function statPath(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<StatOutcome>> {
+  return withRoot(ctx, levels, async (root) => {
+    if (segments.length === 0) return ok({ type: "dir" });
+    if (!root) return fail("not_found");
+    const found = await locate(ctx, root, segments);
+    if (!found.ok) return found;
+    const it = found.value;
+    if (it.kind === "file") {
+      await it.file.close();
+      return ok({ type: "file", ...it.meta });
+    }
+    return it.kind === "dir" && it.visible ? ok({ type: "dir" }) : fail("not_found");
+  });
+}
+
+/**
+ * Like R2 (which skips the existence check on later pages), a page after a
+ * cursor of a folder that is gone is simply empty.
+ */
+export async function listPath(
+  ctx: HostContext,
+  levels: string[][],
+  segments: string[],
+  options: { after: string | null; limit: number },
+): Promise<Result<ListPage>> {
+  const empty: ListPage = { entries: [], next: null };
+  return withRoot(ctx, levels, async (root) => {
+    if (!root) return segments.length === 0 || options.after !== null ? ok(empty) : fail("not_found");
+    const end = await walk(root, userSteps(segments), { followFinal: true });
+    if (!end.ok) return end;
+    const found = end.value;
+    try {
+      if (found.kind === "dir") {
+        const exists = found.chain.atBoundary || options.after !== null || (await holdsFile(found.chain));
+        return exists ? ok(await listPage(ctx, found.chain, options.after, options.limit)) : fail("not_found");
+      }
+      if (options.after !== null) return ok(empty);
+      return found.kind === "file" ? fail("conflict", "that path is a file") : fail("not_found");
+    } finally {
+      await closeEnd(found);
+    }
+  });
+}
+
+export async function removeFile(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<null>> {
+  if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
+  return withRoot(ctx, levels, async (root) => {
+    if (!root) return fail("not_found");
+    const end = await walk(root, userSteps(segments), { followFinal: false });
+    if (!end.ok) return end;
+    const found = end.value;
+    try {
+      const what = await judgeEntry(found, IS_DIR);
+      if (!what.ok) return what;
+      if (!isNamedEntry(found)) return fail("not_found");
+      const { chain, name } = found;
+      const removed = await ctx.locks.run([await entryKey(chain.top, name)], () => unlinkEntry(ctx, chain.top, name));
+      if (removed.ok) await pruneEmptyDirs(chain);
+      return removed;
+    } finally {
+      await closeEnd(found);
+    }
+  });
+}
+
+/**
+ * Renames a file (or a link to a file inside the root, which moves the link,
+ * like `mv`) within the held folders: atomic, and the source is never lost.
+ */
+export async function moveFile(
+  ctx: HostContext,
+  levels: string[][],
+  from: string[],
+  to: string[],
+  overwrite: boolean,
+): Promise<Result<null>> {
+  if (from.length === 0 || to.length === 0) return fail("invalid_path", NEEDS_NAME);
+  return withRoot(ctx, levels, async (root) => {
+    if (!root) return fail("not_found");
+    const srcEnd = await walk(root, userSteps(from), { followFinal: false });
+    if (!srcEnd.ok) return srcEnd;
+    const src = srcEnd.value;
+    let dst: WalkEnd | null = null;
+    let moved = false;
+    try {
+      const source = await judgeEntry(src, "cannot move a directory");
+      if (!source.ok) return source;
+      const dstEnd = await walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
+      if (!dstEnd.ok) return dstEnd;
+      dst = dstEnd.value;
+      if (dst.kind === "absent" || dst.kind === "blocked") return fail("conflict", "a parent of the destination is a file");
+      if (dst.kind === "dir") return fail("conflict", "the destination is a directory");
+      if (dst.kind === "special") return fail("conflict");
+      let existing: string | null = null;
+      if (dst.kind === "file") existing = identity(dst.stat);
+      if (dst.kind === "link") {
+        const target = await judgeEntry(dst, "the destination is a directory");
+        if (!target.ok) return target;
+        existing = target.value;
+      }
+      if (!isNamedEntry(src) || !isNamedEntry(dst)) return fail("not_found");
+      const [from, onto] = [src, dst];
+      const [srcKey, dstKey] = [await entryKey(from.chain.top, from.name), await entryKey(onto.chain.top, onto.name)];
+      // The same file under both names (itself, or through a link): nothing to move.
+      if (srcKey === dstKey || existing === source.value) return overwrite ? ok(null) : fail("conflict", "the destination exists");
+      const result = await ctx.locks.run([srcKey, dstKey], () => renameEntry(ctx, from, onto, overwrite));
+      moved = result.ok;
+      return result;
+    } finally {
+      if (moved && isNamedEntry(src)) await pruneEmptyDirs(src.chain);
+      else if (dst?.kind === "missing") await pruneEmptyDirs(dst.chain);
+      await closeEnd(src);
+      if (dst) await closeEnd(dst);
+    }
+  });
+}
+
+/**
+ * Checks the folder a new cap will be rooted at: it must resolve inside its
+ * parent's reach and not be a file. With `create` (admin roots) it is made,
+ * with every missing level, at `ctx.dirMode`.
+ */
+export async function prepareRoot(ctx: HostContext, levels: string[][], create: boolean): Promise<Result<null>> {
+  try {
+    const root = await openRoot(ctx.base, levels, create ? ctx.dirMode : null);
+    if (!root.ok) return root;
+    if (root.value.kind === "blocked") return fail("conflict", "that path is a file");
+    if (root.value.kind === "root") await root.value.release();
+    return ok(null);
+  } catch (error) {
+    return failFromFs(error, create ? "writing" : "reading");
+  }
+}
+
+/** Resolves the root (never creating it) and runs `use` with it, or with `null` for an empty root. */
+async function withRoot<T>(ctx: HostContext, levels: string[][], use: (root: DirChain | null) => Promise<Result<T>>): Promise<Result<T>> {
+  try {
+    const root = await openRoot(ctx.base, levels, null);
+    if (!root.ok) return root;
+    if (root.value.kind !== "root") return await use(null);
+    try {
+      return await use(root.value.chain);
+    } finally {
+      await root.value.release();
+    }
+  } catch (error) {
+    return failFromFs(error, "reading");
+  }
+}
+
+/** A walk that ended at a name in a held folder (the folder being `chain.top`). */
+function isNamedEntry(end: WalkEnd): end is Extract<WalkEnd, { name: string }> {
+  return "name" in end;
+}
+
+type Located =
+  | { kind: "file"; file: FileHandle; stat: BigIntStats; meta: FileMeta }
+  | { kind: "dir"; visible: boolean }
+  | { kind: "none" };
+
+/**
+ * Resolves a path, links followed, to what a read or stat sees. A file is
+ * reopened under its lock, so its content type and etag belong to the bytes
+ * it serves even while a writer renames a new version into place.
+ */
+async function locate(ctx: HostContext, root: DirChain, segments: string[]): Promise<Result<Located>> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const end = await walk(root, userSteps(segments), { followFinal: true });
+    if (!end.ok) return end;
+    const found = end.value;
+    try {
+      if (found.kind === "dir") return ok({ kind: "dir", visible: found.chain.atBoundary || (await holdsFile(found.chain)) });
+      if (found.kind !== "file") return ok({ kind: "none" });
+      await found.file.close();
+      const dir = found.chain.top;
+      const opened = await ctx.locks.run([await entryKey(dir, found.name)], () => openDescribed(ctx, dir, found.name));
+      if (opened) return ok({ kind: "file", ...opened });
+    } finally {
+      await closeEnd(found);
+    }
+  }
+  return fail("conflict", "the file kept changing while it was read");
+}
+
+/** `null` when `name` is no longer a regular file (swapped since it was resolved). */
+async function openDescribed(ctx: HostContext, dir: FileHandle, name: string): Promise<{ file: FileHandle; stat: BigIntStats; meta: FileMeta } | null> {
+  let file: FileHandle;
+  try {
+    file = await open(inDir(dir, name), OPEN_NOFOLLOW);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ELOOP") return null;
+    throw error;
+  }
+  try {
+    const stat = await file.stat({ bigint: true });
+    if (!stat.isFile()) {
+      await file.close();
+      return null;
+    }
+    return { file, stat, meta: await ctx.meta.describe(file, stat) };
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
+/**
+ * What a remove or a move finds at its (unfollowed) last name: the identity
+ * of the file it is or leads to; `conflict` (with `dirMessage`) for a folder
+ * holding files; `outside_root` for a link leading outside; else `not_found`.
+ */
+async function judgeEntry(found: WalkEnd, dirMessage: string): Promise<Result<string>> {
+  switch (found.kind) {
+    case "file":
+      return ok(identity(found.stat));
+    case "dir":
+      return (await holdsFile(found.chain)) ? fail("conflict", dirMessage) : fail("not_found");
+    case "link": {
+      const end = await walk(found.chain, [{ name: found.name, fromLink: false }], { followFinal: true });
+      if (!end.ok) return end;
+      try {
+        return await judgeEntry(end.value, dirMessage);
+      } finally {
+        await closeEnd(end.value);
+      }
+    }
+    default:
+      return fail("not_found");
+  }
+}
+
+/** Under the lock: removes the file (or link) at `name`; the link's target is left alone, like `rm`. */
+async function unlinkEntry(ctx: HostContext, dir: FileHandle, name: string): Promise<Result<null>> {
+  let file: FileHandle | null = null;
+  try {
+    try {
+      file = await open(inDir(dir, name), OPEN_NOFOLLOW);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return fail("not_found");
+      if (errnoOf(error) !== "ELOOP") throw error;
+    }
+    const stat = file ? await file.stat({ bigint: true }) : null;
+    if (stat?.isDirectory()) return fail("conflict", IS_DIR);
+    // unlink never follows a link: whatever sits at `name` now, only that name goes.
+    await unlink(inDir(dir, name));
+    if (file && stat && (await file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(stat);
+    return ok(null);
+  } catch (error) {
+    return failFromFs(error, "writing");
+  } finally {
+    await file?.close();
+  }
+}
+
+/** Under both locks: re-judges the destination as it is now, then renames. */
+async function renameEntry(
+  ctx: HostContext,
+  src: { chain: DirChain; name: string },
+  dst: { chain: DirChain; name: string },
+  overwrite: boolean,
+): Promise<Result<null>> {
+  let replaced: FileHandle | null = null;
+  try {
+    let exists = true;
+    try {
+      replaced = await open(inDir(dst.chain.top, dst.name), OPEN_NOFOLLOW);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") exists = false;
+      else if (errnoOf(error) !== "ELOOP") throw error;
+    }
+    const replacedStat = replaced ? await replaced.stat({ bigint: true }) : null;
+    if (replacedStat?.isDirectory()) return fail("conflict", "the destination is a directory");
+    if (exists && !overwrite) return fail("conflict", "the destination exists");
+    try {
+      await rename(inDir(src.chain.top, src.name), inDir(dst.chain.top, dst.name));
+    } catch (error) {
+      if (errnoOf(error) === "EXDEV") return fail("unavailable", "the destination is on another filesystem; the source is untouched");
+      throw error;
+    }
+    await dst.chain.top.sync();
+    await src.chain.top.sync();
+    if (replaced && replacedStat && (await replaced.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(replacedStat);
+    return ok(null);
+  } catch (error) {
+    return failFromFs(error, "writing");
+  } finally {
+    await replaced?.close();
+  }
+}

@@ -1,0 +1,44 @@
+import { fail, type Result } from "../shared/result.ts";
+
+/** The `code` of a Node fs error (`ENOENT`, ...), or `undefined` for anything else. */
+export function errnoOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Turns an unexpected fs error into a wire code. Node's error messages carry
+ * the host path, so neither the message nor the error object ever leaves
+ * this function: only the errno and syscall are logged.
+ *
+ * `ENOTDIR` means a file sits where a folder is needed: a conflict for a
+ * write, nothing there for everything else (the adapter interface's rules).
+ */
+export function failFromFs(error: unknown, doing: "reading" | "writing"): Result<never> {
+  switch (errnoOf(error)) {
+    case "ENOENT":
+      return fail("not_found");
+    case "ENOTDIR":
+      return doing === "writing" ? fail("conflict", "a parent of that path is a file") : fail("not_found");
+    case "EISDIR":
+    case "ENOTEMPTY":
+      return fail("conflict", "that path is a directory");
+    case "EEXIST":
+      return fail("conflict");
+    case "ENAMETOOLONG":
+      return fail("invalid_path", "path too long");
+    case "ELOOP":
+      return fail("outside_root");
+    default:
+      logUnexpected(error);
+      return fail("unavailable");
+  }
+}
+
+/** Logs what went wrong without any path: errno and syscall, or just the error's class. */
+export function logUnexpected(error: unknown): void {
+  const code = errnoOf(error);
+  const syscall = (error as { syscall?: unknown } | null)?.syscall;
+  const what = code ? `${code}${typeof syscall === "string" ? ` in ${syscall}` : ""}` : error instanceof Error ? error.name : "unknown error";
+  console.error(`disk host: unexpected ${what}`);
+}

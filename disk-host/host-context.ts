@@ -1,0 +1,16 @@
+import type { FileHandle } from "node:fs/promises";
+import type { KeyedLock } from "./keyed-lock.ts";
+import type { MetaStore } from "./meta-store.ts";
+
+/** What every disk operation needs: the held base folder and the host's shared state. */
+export interface HostContext {
+  /** The base folder (`CAPVAULT_DISK_ROOT`), held open: every root resolves beneath it. */
+  base: FileHandle;
+  meta: MetaStore;
+  /** One lock per target file, so a write's precondition check and rename are one step. */
+  locks: KeyedLock;
+  /** Temp names of writes in progress, which the stale-temp sweep must leave alone. */
+  inFlight: Set<string>;
+  fileMode: number;
+  dirMode: number;
+}

@@ -1,0 +1,119 @@
+/**
+ * The disk host: the Node side of the disk backend, plugged into the worker
+ * as the Miniflare service binding `DISK` (the worker side is
+ * storage-adapters/disk-storage.ts; the wire format storage-adapters/disk-protocol.ts).
+ *
+ * Public API (import from here):
+ *   createDiskHost({ baseDir, fileMode?, dirMode? }): DiskHost   (synchronous; throws if unusable)
+ *   DiskHost.fetch(request): Promise<Response>   the DISK binding; never throws, never names a host path
+ *   DiskHost.cleanStaleTemps(): Promise<void>     run once at start, before serving
+ *   DiskHost.close(): Promise<void>               waits for calls in progress, then releases the held
+ *                                                 folders; later calls answer "unavailable"
+ *
+ * It serves one base folder and nothing outside it. Every name is resolved
+ * beneath a directory it holds open, one component at a time, links followed
+ * only while they stay within the cap's root (beneath.ts); writes are atomic
+ * (atomic-write.ts); content types and etags live in sidecars under the
+ * reserved `<base>/.capvault-meta/` (meta-store.ts). Linux only: it relies on
+ * /proc/self/fd to emulate openat().
+ */
+import { constants, existsSync, mkdirSync, statSync } from "node:fs";
+import { mkdir, open } from "node:fs/promises";
+import { resolve } from "node:path";
+import { fail } from "../shared/result.ts";
+import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
+import { errnoOf } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
+import { KeyedLock } from "./keyed-lock.ts";
+import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
+import { serveCall } from "./serve-call.ts";
+import { cleanStaleTemps } from "./stale-temps.ts";
+
+export interface DiskHostOptions {
+  /** The base folder (`CAPVAULT_DISK_ROOT`); created (mode `dirMode`) if missing. */
+  baseDir: string;
+  /** Mode of files the vault creates; default 0o600. A replaced file keeps its own mode. */
+  fileMode?: number;
+  /** Mode of folders the vault creates; default 0o700. */
+  dirMode?: number;
+}
+
+export interface DiskHost {
+  /** The `DISK` service binding. Answers every call with 200 and a protocol body. */
+  fetch(request: Request): Promise<Response>;
+  /** Removes temp files and sidecars a crash left behind. Call at start, before serving. */
+  cleanStaleTemps(): Promise<void>;
+  /** Waits for calls in progress, then releases the held folders; later calls answer "unavailable". */
+  close(): Promise<void>;
+}
+
+/**
+ * @example
+ * const disk = createDiskHost({ baseDir: settings.diskRoot });
+ * await disk.cleanStaleTemps();
+ * new Miniflare({ ..., serviceBindings: { DISK: (request) => disk.fetch(request) } });
+ */
+export function createDiskHost(options: DiskHostOptions): DiskHost {
+  const fileMode = options.fileMode ?? 0o600;
+  const dirMode = options.dirMode ?? 0o700;
+  const baseDir = resolve(options.baseDir);
+  // Fail at start, loudly, rather than answer every request "unavailable".
+  if (process.platform !== "linux" || !existsSync("/proc/self/fd")) {
+    throw new Error("the disk backend needs Linux with /proc mounted (it opens files through /proc/self/fd)");
+  }
+  mkdirSync(baseDir, { recursive: true, mode: dirMode });
+  if (!statSync(baseDir).isDirectory()) throw new Error("the disk root (CAPVAULT_DISK_ROOT) is not a folder");
+
+  const ready = openContext(baseDir, fileMode, dirMode);
+  ready.catch(() => undefined); // surfaced by cleanStaleTemps and as "unavailable"
+  // Paths name held folders by descriptor number (/proc/self/fd/N), so the
+  // base and meta descriptors may only close once no call is using them;
+  // a reused number would otherwise name some other folder.
+  let running = 0;
+  let closing = false;
+  let idle: (() => void) | null = null;
+  return {
+    async fetch(request) {
+      const ctx = closing ? null : await ready.catch(() => null);
+      if (!ctx || closing) return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+      running++;
+      try {
+        return await serveCall(ctx, request);
+      } finally {
+        if (--running === 0) idle?.();
+      }
+    },
+    async cleanStaleTemps() {
+      await cleanStaleTemps(await ready);
+    },
+    async close() {
+      closing = true;
+      if (running > 0) await new Promise<void>((resolve) => (idle = resolve));
+      const ctx = await ready.catch(() => null);
+      if (!ctx) return;
+      await ctx.meta.close();
+      await ctx.base.close().catch(() => undefined);
+    },
+  };
+}
+
+async function openContext(baseDir: string, fileMode: number, dirMode: number): Promise<HostContext> {
+  // The base folder itself is the operator's choice, so its path may pass
+  // through links; from here on only the held descriptor is used.
+  const base = await open(baseDir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await mkdir(inDir(base, META_DIR_NAME), { mode: 0o700 }).catch((error) => {
+      if (errnoOf(error) !== "EEXIST") throw error;
+    });
+    const metaDir = await open(inDir(base, META_DIR_NAME), OPEN_NOFOLLOW);
+    if (!(await metaDir.stat()).isDirectory()) {
+      await metaDir.close();
+      throw new Error("the disk root's .capvault-meta is not a folder");
+    }
+    return { base, meta: new MetaStore(metaDir), locks: new KeyedLock(), inFlight: new Set(), fileMode, dirMode };
+  } catch (error) {
+    await base.close();
+    if (errnoOf(error) === "ELOOP") throw new Error("the disk root's .capvault-meta is a link; refusing to use it");
+    throw error;
+  }
+}

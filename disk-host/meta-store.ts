@@ -1,0 +1,206 @@
+/**
+ * Content type and etag of files on disk, kept where no cap can reach them.
+ *
+ * A regular file has no place for the request's Content-Type, yet R2 returns
+ * it, so the host keeps one small JSON sidecar per file in one reserved
+ * folder, `<base>/.capvault-meta/<dev>-<ino>`, keyed by the file's identity
+ * rather than its name. Why by identity: a rename (atomic write, move) keeps
+ * it, and the sidecar of a new file exists *before* the file is renamed into
+ * place, so a reader that opened either the old or the new file finds the
+ * matching one. The reserved name is refused by the path parser, never listed,
+ * and refused when reached through a link.
+ *
+ * The etag is trusted from the sidecar only while size and mtime (ns) are
+ * unchanged; a file edited or placed by hand has its MD5 computed on demand
+ * and cached in memory by dev+ino+size+mtime.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { constants, type BigIntStats } from "node:fs";
+import { open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { DEFAULT_CONTENT_TYPE, type FileMeta } from "../storage-adapters/storage-adapter.ts";
+import { heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
+import { errnoOf } from "./fs-errors.ts";
+
+/** The folder under the base folder that holds every sidecar. */
+export const META_DIR_NAME = ".capvault-meta";
+/** Temp files: in the target's own folder for data, in the meta folder for sidecars. */
+export const TEMP_PREFIX = ".capvault-tmp-";
+
+const MAX_SIDECAR_BYTES = 64 * 1024;
+const MAX_CACHED_ETAGS = 4096;
+const HASH_CHUNK = 1024 * 1024;
+
+interface Sidecar {
+  etag: string;
+  size: string;
+  mtimeNs: string;
+  /** 0 where the filesystem keeps no birth time. */
+  btimeNs: string;
+  contentType: string;
+}
+
+export function newTempName(): string {
+  return TEMP_PREFIX + randomBytes(12).toString("hex");
+}
+
+/** Creates a new file that did not exist, in the folder `dir` holds, never through a link. */
+export async function createExclusive(dir: FileHandle, name: string, mode: number): Promise<FileHandle> {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  return open(inDir(dir, name), flags, mode);
+}
+
+export class MetaStore {
+  private readonly etags = new Map<string, string>();
+
+  /** `dir` is the meta folder, held open for the host's lifetime. */
+  constructor(private readonly dir: FileHandle) {}
+
+  /** Everything a stat or read reports about an open regular file. */
+  async describe(file: FileHandle, stat: BigIntStats): Promise<FileMeta> {
+    const sidecar = await this.load(stat);
+    return {
+      size: Number(stat.size),
+      etag: sidecar && sameContent(sidecar, stat) ? sidecar.etag : await this.computeEtag(file, stat),
+      modified: modifiedIso(stat),
+      contentType: sidecar?.contentType ?? DEFAULT_CONTENT_TYPE,
+    };
+  }
+
+  /** The hex MD5 of an open regular file. */
+  async etagOf(file: FileHandle, stat: BigIntStats): Promise<string> {
+    const sidecar = await this.load(stat);
+    return sidecar && sameContent(sidecar, stat) ? sidecar.etag : this.computeEtag(file, stat);
+  }
+
+  /** Writes the sidecar of a file about to be renamed into place (atomically: temp, then rename). */
+  async record(stat: BigIntStats, etag: string, contentType: string): Promise<void> {
+    const sidecar: Sidecar = {
+      etag,
+      size: String(stat.size),
+      mtimeNs: String(stat.mtimeNs),
+      btimeNs: String(stat.birthtimeNs),
+      contentType,
+    };
+    const temp = newTempName();
+    const handle = await createExclusive(this.dir, temp, 0o600);
+    try {
+      await handle.writeFile(JSON.stringify(sidecar));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await rename(inDir(this.dir, temp), inDir(this.dir, identity(stat)));
+    } catch (error) {
+      await unlink(inDir(this.dir, temp)).catch(() => undefined);
+      throw error;
+    }
+    // The content type must survive a crash as surely as the file it describes.
+    await this.dir.sync();
+  }
+
+  /** Drops the sidecar of a file that no longer exists. */
+  async forget(stat: BigIntStats): Promise<void> {
+    await unlink(inDir(this.dir, identity(stat))).catch(() => undefined);
+  }
+
+  /**
+   * Removes sidecars (and sidecar temps) of files that no longer exist: those
+   * whose identity is not in `live` and that are older than `since`, so a
+   * write racing the sweep keeps its sidecar.
+   */
+  async collectOrphans(live: ReadonlySet<string>, since: number): Promise<void> {
+    for (const name of await readdir(heldPath(this.dir))) {
+      if (live.has(name)) continue;
+      let handle: FileHandle;
+      try {
+        handle = await open(inDir(this.dir, name), OPEN_NOFOLLOW);
+      } catch {
+        await unlink(inDir(this.dir, name)).catch(() => undefined);
+        continue;
+      }
+      const stat = await handle.stat().finally(() => handle.close());
+      if (stat.mtimeMs < since) await unlink(inDir(this.dir, name)).catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dir.close().catch(() => undefined);
+  }
+
+  private async load(stat: BigIntStats): Promise<Sidecar | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(inDir(this.dir, identity(stat)), OPEN_NOFOLLOW);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return null;
+      throw error;
+    }
+    try {
+      const own = await handle.stat();
+      if (!own.isFile() || own.size > MAX_SIDECAR_BYTES) return null;
+      const sidecar = JSON.parse(await handle.readFile("utf8")) as Partial<Sidecar>;
+      if (!isSidecar(sidecar)) return null;
+      // An inode number can be reused after a delete made by hand; the birth
+      // time tells the new file from the old one where the filesystem keeps it.
+      const btime = String(stat.birthtimeNs);
+      if (sidecar.btimeNs !== "0" && btime !== "0" && sidecar.btimeNs !== btime) return null;
+      return sidecar;
+    } catch {
+      return null;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async computeEtag(file: FileHandle, stat: BigIntStats): Promise<string> {
+    const key = `${identity(stat)}-${stat.size}-${stat.mtimeNs}`;
+    const cached = this.etags.get(key);
+    if (cached !== undefined) return cached;
+    const hash = createHash("md5");
+    const buffer = Buffer.allocUnsafe(HASH_CHUNK);
+    // Exactly the bytes the reported size covers, even if the file grows meanwhile.
+    const size = Number(stat.size);
+    for (let position = 0; position < size; ) {
+      const { bytesRead } = await file.read(buffer, 0, Math.min(HASH_CHUNK, size - position), position);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      position += bytesRead;
+    }
+    const etag = hash.digest("hex");
+    // Cache only if the file did not change while it was hashed.
+    const after = await file.stat({ bigint: true });
+    if (after.size === stat.size && after.mtimeNs === stat.mtimeNs) {
+      if (this.etags.size >= MAX_CACHED_ETAGS) this.etags.delete(this.etags.keys().next().value!);
+      this.etags.set(key, etag);
+    }
+    return etag;
+  }
+}
+
+/** A file's mtime as the ISO 8601 string the API reports (millisecond precision, like R2). */
+export function modifiedIso(stat: BigIntStats): string {
+  return new Date(Number(stat.mtimeNs / 1_000_000n)).toISOString();
+}
+
+/** The sidecar name of a file: its device and inode. */
+export function identity(stat: BigIntStats): string {
+  return `${stat.dev}-${stat.ino}`;
+}
+
+function sameContent(sidecar: Sidecar, stat: BigIntStats): boolean {
+  return sidecar.size === String(stat.size) && sidecar.mtimeNs === String(stat.mtimeNs);
+}
+
+function isSidecar(value: Partial<Sidecar>): value is Sidecar {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof value.etag === "string" &&
+    /^[0-9a-f]{32}$/.test(value.etag) &&
+    typeof value.size === "string" &&
+    typeof value.mtimeNs === "string" &&
+    typeof value.btimeNs === "string" &&
+    typeof value.contentType === "string"
+  );
+}

@@ -1,0 +1,92 @@
+import { fail, type Result } from "../shared/result.ts";
+import { decodeCall, encodeReadMeta, READ_META_HEADER, splitFrame, type DiskCall } from "../storage-adapters/disk-protocol.ts";
+import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
+import { drain, writeFile } from "./atomic-write.ts";
+import { checkedLevels, checkedSegments } from "./checked-paths.ts";
+import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
+import { logUnexpected } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
+
+/**
+ * Answers one framed call from DiskStorage (protocol: storage-adapters/disk-protocol.ts).
+ * Never throws and never answers with anything but 200 + a Result or a read
+ * body: Miniflare would turn a thrown error into a 500 carrying its message,
+ * and Node's fs messages carry host paths.
+ */
+export async function serveCall(ctx: HostContext, request: Request): Promise<Response> {
+  try {
+    if (request.method !== "POST" || request.body === null) return json(fail("bad_request", "malformed disk call"));
+    const framed = await splitFrame(request.body as ReadableStream<Uint8Array>);
+    if (!framed) return json(fail("bad_request", "malformed disk call"));
+    const call = decodeCall(framed.json);
+    if (call?.op !== "write") await drain(framed.rest.getReader());
+    if (!call) return json(fail("bad_request", "malformed disk call"));
+    if (call.op === "write") return json(await write(ctx, call, framed.rest));
+    if (call.op === "read") return readResponse(await read(ctx, call));
+    return json(await dispatch(ctx, call));
+  } catch (error) {
+    logUnexpected(error);
+    return json(fail("unavailable"));
+  }
+}
+
+async function write(ctx: HostContext, call: DiskCall & { op: "write" }, body: ReadableStream<Uint8Array>) {
+  const levels = checkedLevels(call.root);
+  const path = checkedSegments(call.path);
+  if (!levels.ok || !path.ok) {
+    await drain(body.getReader());
+    return !levels.ok ? levels : path;
+  }
+  return writeFile(ctx, levels.value, path.value, body, {
+    length: call.length,
+    contentType: call.contentType,
+    preconditions: { ifMatch: call.ifMatch ?? undefined, ifNoneMatch: call.ifNoneMatch ?? undefined },
+  });
+}
+
+async function read(ctx: HostContext, call: DiskCall & { op: "read" }): Promise<Result<ReadOutcome>> {
+  const levels = checkedLevels(call.root);
+  if (!levels.ok) return levels;
+  const path = checkedSegments(call.path);
+  if (!path.ok) return path;
+  return readFile(ctx, levels.value, path.value, { range: call.range, ifNoneMatch: call.ifNoneMatch });
+}
+
+async function dispatch(ctx: HostContext, call: Exclude<DiskCall, { op: "write" | "read" }>): Promise<Result<unknown>> {
+  const levels = checkedLevels(call.root);
+  if (!levels.ok) return levels;
+  switch (call.op) {
+    case "prepareRoot":
+      return prepareRoot(ctx, levels.value, call.create);
+    case "move": {
+      const from = checkedSegments(call.from);
+      if (!from.ok) return from;
+      const to = checkedSegments(call.to);
+      if (!to.ok) return to;
+      return moveFile(ctx, levels.value, from.value, to.value, call.overwrite);
+    }
+  }
+  const path = checkedSegments(call.path);
+  if (!path.ok) return path;
+  switch (call.op) {
+    case "remove":
+      return removeFile(ctx, levels.value, path.value);
+    case "stat":
+      return statPath(ctx, levels.value, path.value);
+    case "list":
+      return listPath(ctx, levels.value, path.value, { after: call.after, limit: call.limit });
+  }
+}
+
+function readResponse(result: Result<ReadOutcome>): Response {
+  if (!result.ok || result.value.status !== "body") return json(result);
+  const { meta, range, body } = result.value;
+  return new Response(body, {
+    status: 200,
+    headers: { [READ_META_HEADER]: encodeReadMeta({ meta, range }), "content-type": "application/octet-stream" },
+  });
+}
+
+function json(result: Result<unknown>): Response {
+  return new Response(JSON.stringify(result), { status: 200, headers: { "content-type": "application/json" } });
+}

@@ -1,0 +1,67 @@
+import { open, readdir, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { DirChain, heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
+import { errnoOf } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
+import { identity, META_DIR_NAME, TEMP_PREFIX } from "./meta-store.ts";
+
+/** Deeper trees are left alone: a bound on the sweep, not a rule of the vault. */
+const MAX_DEPTH = 256;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Removes what a crash (SIGKILL mid-write) leaves behind: `.capvault-tmp-*`
+ * files anywhere under the base folder, the folders that only held them, and
+ * sidecars whose file no longer exists. Temps of writes still in flight in
+ * this process are kept. Links are never followed. Run it at start, before
+ * serving; it reads the whole base folder.
+ */
+export async function cleanStaleTemps(ctx: HostContext): Promise<void> {
+  const since = Date.now();
+  const live = new Set<string>();
+  await sweep(ctx, DirChain.beneath(ctx.base), live, 0);
+  await ctx.meta.collectOrphans(live, since);
+}
+
+/** Sweeps `chain.top`; true if it removed a temp (or a folder left empty by one) there. */
+async function sweep(ctx: HostContext, chain: DirChain, live: Set<string>, depth: number): Promise<boolean> {
+  let removedTemp = false;
+  for (const raw of await readdir(heldPath(chain.top), { encoding: "buffer" })) {
+    let name: string;
+    try {
+      name = strictUtf8.decode(raw);
+    } catch {
+      continue; // the vault never names anything this way
+    }
+    if (depth === 0 && name === META_DIR_NAME) continue; // its own sweep: collectOrphans
+    const stale = name.startsWith(TEMP_PREFIX) && !ctx.inFlight.has(name);
+    let handle: FileHandle;
+    try {
+      handle = await open(inDir(chain.top, name), OPEN_NOFOLLOW);
+    } catch (error) {
+      if (errnoOf(error) === "ELOOP" && stale) removedTemp = (await removeName(chain.top, name)) || removedTemp;
+      continue;
+    }
+    const stat = await handle.stat({ bigint: true }).catch(() => null);
+    if (stat?.isDirectory() && depth < MAX_DEPTH) {
+      chain.push(handle, name, true);
+      const emptied = await sweep(ctx, chain, live, depth + 1);
+      await chain.pop();
+      // A crash can leave a folder that only ever held the temp; folders
+      // exist only while they hold a file.
+      if (emptied && (await rmdir(inDir(chain.top, name)).then(() => true, () => false))) removedTemp = true;
+      continue;
+    }
+    await handle.close();
+    if (!stat?.isFile()) continue;
+    if (stale) removedTemp = (await removeName(chain.top, name)) || removedTemp;
+    else live.add(identity(stat));
+  }
+  return removedTemp;
+}
+
+async function removeName(dir: FileHandle, name: string): Promise<boolean> {
+  return unlink(inDir(dir, name)).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,146 @@
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { request } from "node:http";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestVault, type TestVault } from "./test-vault.ts";
+
+let vault: TestVault;
+
+beforeAll(async () => {
+  vault = await startTestVault({ env: { CAPVAULT_ADMIN_TOKEN: "" } });
+});
+afterAll(async () => {
+  await vault?.stop();
+});
+
+const q = (p: string) => `?path=${encodeURIComponent(p)}`;
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await filesUnder(full)));
+    else if (entry.isFile()) out.push(full);
+  }
+  return out;
+}
+
+describe("first start", () => {
+  it("prints the admin token once, a root cap, and the listening line", async () => {
+    const out = vault.output();
+    expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{32}$/m);
+    expect(out).toMatch(/^disk root cap: /m);
+    const match = /admin token \(saved in .*, shown once\): (\S+)/.exec(out);
+    expect(match).not.toBeNull();
+    const saved = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
+    expect(saved).toBe(match![1]);
+    expect((await stat(path.join(vault.state, "admin-token"))).mode & 0o777).toBe(0o600);
+    const res = await fetch(`${vault.url}/admin/roots`, { headers: { authorization: `Bearer ${saved}` } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe("over real HTTP", () => {
+  it("round-trips 64 MiB with an equal hash, streamed", async () => {
+    const size = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024);
+    for (let i = 0; i < chunk.length; i++) chunk[i] = (i * 31 + 7) & 0xff;
+    const sent = createHash("sha256");
+    let sentBytes = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sentBytes >= size) return controller.close();
+        const piece = Buffer.from(chunk);
+        piece[0] = (sentBytes / chunk.length) & 0xff;
+        sent.update(piece);
+        sentBytes += piece.length;
+        controller.enqueue(piece);
+      },
+    });
+    const put = await fetch(`${vault.rootCapUrl}/file${q("big.bin")}`, {
+      method: "PUT",
+      body,
+      headers: { "content-length": String(size) },
+      duplex: "half",
+    } as RequestInit);
+    expect(put.status).toBe(201);
+    expect(((await put.json()) as { size: number }).size).toBe(size);
+
+    const got = await fetch(`${vault.rootCapUrl}/file${q("big.bin")}`);
+    expect(got.headers.get("content-length")).toBe(String(size));
+    const received = createHash("sha256");
+    let receivedBytes = 0;
+    for await (const piece of got.body as unknown as AsyncIterable<Uint8Array>) {
+      received.update(piece);
+      receivedBytes += piece.length;
+    }
+    expect(receivedBytes).toBe(size);
+    expect(received.digest("hex")).toBe(sent.digest("hex"));
+  }, 120_000);
+
+  it("refuses a body of unknown length with 411 and stores nothing", async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const url = new URL(`${vault.rootCapUrl}/file${q("chunked.txt")}`);
+      const req = request(url, { method: "PUT", headers: { "transfer-encoding": "chunked" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.write("part one ");
+      req.end("part two");
+    });
+    expect(status).toBe(411);
+    expect((await fetch(`${vault.rootCapUrl}/file${q("chunked.txt")}`)).status).toBe(404);
+  });
+
+  it("logs requests without tokens or paths", async () => {
+    await fetch(`${vault.rootCapUrl}/file${q("secret-name.txt")}`);
+    await new Promise((r) => setTimeout(r, 200));
+    const token = vault.rootCapUrl.split("/object/")[1]!;
+    const requestLines = vault.output().split("\n").filter((l) => /^(GET|PUT|POST|DELETE) /.test(l));
+    expect(requestLines.length).toBeGreaterThan(2);
+    expect(requestLines.some((l) => /^GET \/object\/\{[a-z2-7]{16}\}\/file 404 \d+ms$/.test(l))).toBe(true);
+    for (const line of requestLines) {
+      expect(line).not.toContain(token);
+      expect(line).not.toContain("secret-name");
+    }
+    // Tokens appear only where the launcher hands out the first root caps.
+    expect(vault.output().split(token).length - 1).toBe(1);
+  });
+});
+
+describe("persistence", () => {
+  it("keeps caps, files and revocations across a restart, and no token is in the state folder", async () => {
+    const admin = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
+    const mint = await fetch(`${vault.url}/admin/roots`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+      body: JSON.stringify({ backend: "r2", prefix: "persist/", label: "persist" }),
+    });
+    const root = (await mint.json()) as { url: string; token: string };
+    await fetch(`${root.url}/file${q("memo.md")}`, { method: "PUT", body: "remember me" });
+    const sub = (await (await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "kept" }) })).json()) as { url: string; token: string };
+    const gone = (await (await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "gone" }) })).json()) as { url: string; token: string };
+    expect((await fetch(gone.url, { method: "DELETE" })).status).toBe(204);
+
+    const firstOutput = vault.output().length;
+    await vault.restart();
+    expect(vault.output().slice(firstOutput)).not.toMatch(/root cap:|admin token/);
+
+    expect(await (await fetch(`${root.url}/file${q("memo.md")}`)).text()).toBe("remember me");
+    expect((await fetch(sub.url)).status).toBe(200);
+    const revoked = await fetch(gone.url);
+    expect(revoked.status).toBe(404);
+    expect(((await revoked.json()) as { error: { code: string } }).error.code).toBe("no_such_cap");
+
+    const tokens = [root.token, sub.token, gone.token, vault.rootCapUrl.split("/object/")[1]!, vault.diskCapUrl.split("/object/")[1]!];
+    const files = await filesUnder(vault.state);
+    expect(files.length).toBeGreaterThan(3);
+    for (const file of files) {
+      const bytes = await readFile(file);
+      for (const token of tokens) expect(bytes.includes(Buffer.from(token)), `${path.relative(vault.state, file)} holds a token`).toBe(false);
+    }
+  }, 120_000);
+});
