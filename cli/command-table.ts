@@ -1,0 +1,33 @@
+import { catCommand } from "./commands/cat-command.ts";
+import { childrenCommand } from "./commands/children-command.ts";
+import { infoCommand } from "./commands/info-command.ts";
+import { lsCommand } from "./commands/ls-command.ts";
+import { mintCommand } from "./commands/mint-command.ts";
+import { mvCommand } from "./commands/mv-command.ts";
+import { putCommand } from "./commands/put-command.ts";
+import { revokeCommand } from "./commands/revoke-command.ts";
+import { rmCommand } from "./commands/rm-command.ts";
+import { serveCommand } from "./commands/serve-command.ts";
+import { shareCommand } from "./commands/share-command.ts";
+import { statCommand } from "./commands/stat-command.ts";
+import type { CommandSpec } from "./command-spec.ts";
+
+/** Every command, in the order the top-level help shows them. */
+export const COMMANDS: readonly CommandSpec[] = [
+  serveCommand,
+  mintCommand,
+  infoCommand,
+  lsCommand,
+  catCommand,
+  putCommand,
+  rmCommand,
+  mvCommand,
+  statCommand,
+  shareCommand,
+  childrenCommand,
+  revokeCommand,
+];
+
+export function findCommand(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}

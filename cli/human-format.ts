@@ -1,0 +1,86 @@
+import type { CapInfo, ChildCap, FsCap, ListEntry, Stat, WriteResult } from "../client/index.ts";
+
+/**
+ * Human-readable output. Pure functions from SDK results to text; `--json`
+ * bypasses all of this. Names from the vault may contain any character but
+ * controls (the path parser refuses those), so they print as they are.
+ */
+
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** 1536 → "1.5 KiB"; exact below 1 KiB. */
+export function formatBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** ISO 8601 → "2025-01-31 12:00" (UTC); missing → "-". */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return "-";
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return iso;
+  return new Date(time).toISOString().slice(0, 16).replace("T", " ");
+}
+
+export function formatExpiry(expiresAt: string | null | undefined): string {
+  return expiresAt ? formatTime(expiresAt) : "never";
+}
+
+/** Aligned `key  value` lines. */
+export function formatFields(fields: [string, string][]): string {
+  const width = Math.max(...fields.map(([key]) => key.length));
+  return fields.map(([key, value]) => `${key.padEnd(width)}  ${value}\n`).join("");
+}
+
+/** One listing line: the name, with `/` after folders; `long` adds size and time columns. */
+export function formatEntry(entry: ListEntry, long: boolean): string {
+  const name = entry.type === "dir" ? `${entry.name}/` : entry.name;
+  if (!long) return `${name}\n`;
+  const size = entry.type === "dir" ? "-" : formatBytes(entry.size ?? 0);
+  return `${size.padStart(10)}  ${formatTime(entry.modified).padEnd(16)}  ${name}\n`;
+}
+
+export function formatInfo(info: CapInfo): string {
+  return formatFields([
+    ["id", info.id],
+    ["rights", info.rights.join(", ") || "(none)"],
+    ["label", info.label ?? "-"],
+    ["created", formatTime(info.createdAt)],
+    ["expires", formatExpiry(info.expiresAt)],
+    ["parent", info.parent ?? "- (root cap)"],
+  ]);
+}
+
+export function formatStat(stat: Stat): string {
+  if (stat.type === "dir") return formatFields([["type", "dir"]]);
+  return formatFields([
+    ["type", "file"],
+    ["size", `${stat.size} (${formatBytes(stat.size)})`],
+    ["etag", stat.etag],
+    ["modified", formatTime(stat.modified)],
+    ["content-type", stat.contentType],
+  ]);
+}
+
+export function formatWrite(path: string, result: WriteResult): string {
+  return `${result.created ? "created" : "replaced"} ${path} (${formatBytes(result.size)}, etag ${result.etag})\n`;
+}
+
+/** A table of children; empty → a sentence, so a blank screen never means "broken". */
+export function formatChildren(children: ChildCap[]): string {
+  if (children.length === 0) return "no child caps\n";
+  const rows = children.map((c) => [c.id, c.rights.join(","), formatExpiry(c.expiresAt), c.path === "" ? "." : c.path, c.label ?? ""]);
+  const table = [["ID", "RIGHTS", "EXPIRES", "PATH", "LABEL"], ...rows];
+  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
+  return table.map((row) => `${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`).join("");
+}
+
+/** The summary printed to stderr after minting; stdout carries only the URL. */
+export function formatMinted(what: string, cap: FsCap): string {
+  return `${what} ${cap.id ?? "?"}: rights ${cap.rights?.join(",") ?? "?"}, expires ${formatExpiry(cap.expiresAt)}\n`;
+}

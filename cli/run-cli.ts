@@ -1,0 +1,107 @@
+import { parseArgs } from "node:util";
+import { isCapError } from "../client/cap-error.ts";
+import type { CliIo } from "./cli-io.ts";
+import type { CommandInput, CommandSpec } from "./command-spec.ts";
+import { findCommand } from "./command-table.ts";
+import { EXIT } from "./exit-codes.ts";
+import { commandHelp, topLevelHelp } from "./help-text.ts";
+import { UsageError } from "./usage-error.ts";
+
+/**
+ * Runs one CLI invocation and returns its exit code. Never calls
+ * `process.exit`, so it can run in-process under test and so `serve` keeps
+ * the process alive for as long as the launcher does.
+ *
+ * @example
+ * process.exitCode = await runCli(["ls", "notes", "--json"], processIo());
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined) {
+    io.stderr.write(topLevelHelp());
+    return EXIT.usage;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? args[0] : undefined;
+    const command = topic === undefined ? undefined : findCommand(topic);
+    if (topic !== undefined && command === undefined) return usageFailure(io, new UsageError(unknownCommand(topic)));
+    io.stdout.write(command ? commandHelp(command) : topLevelHelp());
+    return EXIT.ok;
+  }
+  const command = findCommand(name);
+  if (command === undefined) return usageFailure(io, new UsageError(unknownCommand(name)));
+  // A pass-through command (serve) answers its own --help with the flags it really takes.
+  if (!command.passThrough && wantsHelp(args)) {
+    io.stdout.write(commandHelp(command));
+    return EXIT.ok;
+  }
+
+  let json = false;
+  try {
+    if (command.passThrough) return await command.runRaw(args);
+    const input = parseCommandArgs(command, args, io);
+    json = input.json;
+    await command.run(input);
+    return EXIT.ok;
+  } catch (error) {
+    return reportFailure(io, error, json);
+  }
+}
+
+function parseCommandArgs(command: CommandSpec, args: string[], io: CliIo): CommandInput {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+    json: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  };
+  for (const [name, spec] of Object.entries(command.options)) {
+    options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
+  }
+  try {
+    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
+    return { io, positionals, values: values as CommandInput["values"], json: values.json === true };
+  } catch (error) {
+    // node:util parseArgs errors are worded for people ("Unknown option '--x'") and carry an ERR_PARSE_ARGS_* code.
+    if ((error as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS")) {
+      throw new UsageError((error as Error).message, command.name);
+    }
+    throw error;
+  }
+}
+
+/** `--help` / `-h` anywhere before a `--` separator. */
+function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+function unknownCommand(name: string): string {
+  // Someone typing `capvault <cap-url> ls` must not get their secret echoed into a log.
+  if (/^https?:\/\//i.test(name)) return "the command comes first: capvault <command> [CAP] …";
+  return `unknown command '${redactCapUrls(name)}'`;
+}
+
+function usageFailure(io: CliIo, error: UsageError): number {
+  const hint = error.command ? `capvault ${error.command} --help` : "capvault --help";
+  io.stderr.write(`capvault: ${redactCapUrls(error.message)}\nTry '${hint}'.\n`);
+  return EXIT.usage;
+}
+
+function reportFailure(io: CliIo, error: unknown, json: boolean): number {
+  // A progress bar may own the current terminal line; start the message on a clean one.
+  if (io.stderr.isTTY) io.stderr.write("\r\u001b[K");
+  if (error instanceof UsageError) return usageFailure(io, error);
+  if (isCapError(error)) {
+    const message = redactCapUrls(error.message);
+    io.stderr.write(`capvault: ${error.code}: ${message}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } }, null, 2)}\n`);
+    return error.code === "unavailable" ? EXIT.unavailable : EXIT.refused;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`capvault: internal error: ${redactCapUrls(message)}\n`);
+  return EXIT.refused;
+}
+
+/** Belt and braces: whatever a message says, a cap token never reaches the terminal or a log. */
+export function redactCapUrls(text: string): string {
+  return text.replace(/\/object\/[^\s/'"`?#]+/g, "/object/…");
+}

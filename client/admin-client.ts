@@ -1,0 +1,102 @@
+import { assertCapIdShape } from "./cap-id.ts";
+import { parseVaultUrl } from "./cap-url.ts";
+import { capFromMinted, revokeResult, type FsCap } from "./fs-cap.ts";
+import type { ClientOptions, FetchLike, MintedCap, MintRootOptions, RevokeResult, RootRecord } from "./types.ts";
+import { VaultTransport } from "./vault-transport.ts";
+
+/**
+ * The vault operator's client: mints, lists and revokes root caps with the
+ * admin token. Only the operator should hold that token; agents get caps.
+ *
+ * @example
+ * const admin = new AdminClient("http://127.0.0.1:8787", process.env.CAPVAULT_ADMIN_TOKEN!);
+ * const notes = await admin.mintRoot({ backend: "r2", prefix: "notes/", label: "notes" });
+ * console.log(notes.url); // hand this to an agent
+ */
+export class AdminClient {
+  readonly #mount: string;
+  readonly #token: string;
+  readonly #fetch: FetchLike | undefined;
+  readonly #http: VaultTransport;
+
+  /**
+   * @param vaultUrl The vault's origin, e.g. `http://127.0.0.1:8787`.
+   * @param adminToken The admin token (`CAPVAULT_ADMIN_TOKEN`).
+   */
+  constructor(vaultUrl: string, adminToken: string, options: ClientOptions = {}) {
+    this.#mount = parseVaultUrl(vaultUrl);
+    this.#token = adminToken;
+    this.#fetch = options.fetch;
+    this.#http = new VaultTransport(options.fetch, [adminToken]);
+  }
+
+  /**
+   * Mints a root cap over a backend prefix. The returned cap knows its id,
+   * rights and expiry.
+   * @example
+   * const ro = await admin.mintRoot({ backend: "disk", prefix: "", rights: ["read", "list"], ttlSeconds: 86400 });
+   */
+  async mintRoot(options: MintRootOptions): Promise<FsCap> {
+    const json: Record<string, unknown> = { backend: options.backend, prefix: options.prefix };
+    if (options.rights !== undefined) json.rights = options.rights;
+    if (options.label !== undefined) json.label = options.label;
+    if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
+    const response = await this.#http.send({
+      method: "POST",
+      url: `${this.#mount}/admin/roots`,
+      headers: this.#auth(),
+      json,
+      expect: [200, 201],
+    });
+    const minted = await this.#http.json<MintedCap>(response);
+    return capFromMinted(minted, this.#mount, this.#fetch);
+  }
+
+  /**
+   * Every live root cap, with its backend and prefix (admin eyes only).
+   * @example
+   * for (const root of await admin.listRoots()) console.log(root.id, root.backend, root.prefix);
+   */
+  async listRoots(): Promise<RootRecord[]> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#mount}/admin/roots`,
+      headers: this.#auth(),
+      expect: [200],
+    });
+    const body = await this.#http.json<{ roots: RootRecord[] }>(response);
+    return body.roots;
+  }
+
+  /**
+   * Revokes a root cap and everything minted from it.
+   * @example
+   * await admin.revokeRoot(notes.id!);
+   */
+  async revokeRoot(id: string): Promise<RevokeResult> {
+    assertCapIdShape(id);
+    const response = await this.#http.send({
+      method: "DELETE",
+      url: `${this.#mount}/admin/roots/${id}`,
+      headers: this.#auth(),
+      expect: [200, 202, 204],
+    });
+    return revokeResult(response, this.#http);
+  }
+
+  toString(): string {
+    return "AdminClient(…)";
+  }
+
+  toJSON(): { type: "AdminClient" } {
+    return { type: "AdminClient" };
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+
+  #auth(): Record<string, string> {
+    return { authorization: `Bearer ${this.#token}` };
+  }
+}

@@ -1,0 +1,390 @@
+import { CapError } from "./cap-error.ts";
+import { assertCapIdShape } from "./cap-id.ts";
+import { parseCapUrl } from "./cap-url.ts";
+import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
+import type {
+  CapInfo,
+  ChildCap,
+  ClientOptions,
+  FetchLike,
+  ListEntry,
+  ListPage,
+  ListPageOptions,
+  MintedCap,
+  MoveOptions,
+  ReadOptions,
+  ReadStreamResult,
+  RevokeResult,
+  Right,
+  Stat,
+  SubdirOptions,
+  WriteData,
+  WriteOptions,
+  WriteResult,
+} from "./types.ts";
+import { VaultTransport } from "./vault-transport.ts";
+import { prepareWriteBody } from "./write-body.ts";
+
+/** What is known about a cap without asking: filled in by `info()`, `subdir()` or `mintRoot()`. */
+interface KnownMeta {
+  id?: string;
+  rights?: Right[];
+  expiresAt?: string | null;
+}
+
+/** Internal: lets `AdminClient` hand out an `FsCap` that already knows its id and rights. */
+export let capFromMinted: (minted: MintedCap, mount: string, fetchImpl: FetchLike | undefined) => FsCap;
+
+/**
+ * A capability to one folder of the vault. Every path is relative to the
+ * cap's root and is sent as data exactly as given; the vault, not the SDK,
+ * decides whether it is acceptable, so a hostile path comes back as a
+ * `CapError` with the wire code (`path_escapes`, `absolute_path`, …).
+ *
+ * The cap URL is a secret. `String(cap)`, `JSON.stringify(cap)` and
+ * `console.log(cap)` show only the public id; read {@link FsCap.url} to hand
+ * the cap to someone on purpose.
+ *
+ * @example
+ * const fs = new FsCap(process.env.CAPVAULT_CAP!);
+ * await fs.write("notes/today.md", "# Today\n");
+ * console.log(await fs.readText("notes/today.md"));
+ * for await (const entry of fs.list("notes")) console.log(entry.name, entry.type);
+ */
+export class FsCap {
+  readonly #base: string;
+  readonly #mount: string;
+  readonly #fetch: FetchLike | undefined;
+  readonly #http: VaultTransport;
+  #known: KnownMeta = {};
+
+  static {
+    capFromMinted = (minted, mount, fetchImpl) => {
+      const cap = new FsCap(childUrl(minted, mount), fetchImpl ? { fetch: fetchImpl } : {});
+      cap.#known = { id: minted.id, rights: minted.rights, expiresAt: minted.expiresAt };
+      return cap;
+    };
+  }
+
+  /**
+   * @param url `<origin>/object/<token>`, optionally with a trailing slash.
+   * @param options `fetch` replaces `globalThis.fetch` (tests, Worker service bindings).
+   * @example
+   * const fs = new FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567");
+   */
+  constructor(url: string, options: ClientOptions = {}) {
+    const { mount, token } = parseCapUrl(url);
+    this.#mount = mount;
+    this.#base = `${mount}/object/${token}`;
+    this.#fetch = options.fetch;
+    this.#http = new VaultTransport(options.fetch, [token]);
+  }
+
+  /**
+   * The cap URL: a bearer secret. Give it only to whoever should hold the cap.
+   * @example
+   * const sub = await fs.subdir({ path: "skills", rights: ["read", "list"] });
+   * spawnAgent({ env: { CAPVAULT_CAP: sub.url } });
+   */
+  get url(): string {
+    return this.#base;
+  }
+
+  /** The public id, once known (after `info()`, or for caps returned by `subdir()` / `mintRoot()`). */
+  get id(): string | undefined {
+    return this.#known.id;
+  }
+
+  /** The cap's rights, once known. */
+  get rights(): Right[] | undefined {
+    return this.#known.rights?.slice();
+  }
+
+  /** ISO 8601 expiry (`null`: never), once known. */
+  get expiresAt(): string | null | undefined {
+    return this.#known.expiresAt;
+  }
+
+  /**
+   * Reads a whole file into memory. With `ifNoneMatch`, resolves `null` when
+   * the file still has that etag. For large files prefer {@link readStream}.
+   * @example
+   * const bytes = await fs.read("images/logo.png");
+   * const head = await fs.read("big.bin", { range: { start: 0, end: 1023 } }); // first KiB
+   */
+  read(path: string, options?: ReadOptions & { ifNoneMatch?: undefined }): Promise<Uint8Array>;
+  read(path: string, options: ReadOptions & { ifNoneMatch: string }): Promise<Uint8Array | null>;
+  async read(path: string, options: ReadOptions = {}): Promise<Uint8Array | null> {
+    const result = await this.readStream(path, options);
+    if (result.notModified) return null;
+    return new Uint8Array(await new Response(result.body).arrayBuffer());
+  }
+
+  /**
+   * Reads a file as UTF-8 text (invalid sequences become U+FFFD).
+   * @example
+   * const skill = await fs.readText("hermes-fs-as-cap/SKILL.md");
+   */
+  readText(path: string, options?: ReadOptions & { ifNoneMatch?: undefined }): Promise<string>;
+  readText(path: string, options: ReadOptions & { ifNoneMatch: string }): Promise<string | null>;
+  async readText(path: string, options: ReadOptions = {}): Promise<string | null> {
+    // The overloads above carry the null-only-with-ifNoneMatch typing; here both cases are one call.
+    const bytes = await this.read(path, options as ReadOptions & { ifNoneMatch: string });
+    return bytes === null ? null : new TextDecoder().decode(bytes);
+  }
+
+  /**
+   * Opens a file as a stream, without buffering it. The caller must consume
+   * or cancel `body`.
+   * @example
+   * const file = await fs.readStream("video.mp4");
+   * if (!file.notModified) await file.body.pipeTo(destination);
+   */
+  async readStream(path: string, options: ReadOptions = {}): Promise<ReadStreamResult> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#base}/file`,
+      query: { path: pathParam(path) },
+      headers: {
+        range: rangeHeader(options.range),
+        "if-none-match": etagHeader(options.ifNoneMatch),
+        // Files arrive as stored: workerd would otherwise gzip text types on the fly and drop
+        // Content-Length, which callers need for sizes and progress. (Browsers ignore this header.)
+        "accept-encoding": "identity",
+      },
+      signal: options.signal,
+      expect: [200, 206, 304],
+    });
+    const meta = readMeta(response);
+    if (response.status === 304) {
+      await response.body?.cancel();
+      return { notModified: true, body: null, meta: { etag: meta.etag } };
+    }
+    return { notModified: false, body: response.body ?? emptyStream(), meta };
+  }
+
+  /**
+   * Creates or replaces a file. A `ReadableStream` needs `options.length`.
+   * @example
+   * await fs.write("notes/a.md", "hello");                                  // create or replace
+   * await fs.write("notes/a.md", "v2", { ifMatch: etagFromEarlierRead });  // only if unchanged
+   * await fs.write("lock", "", { ifNoneMatch: "*" });                       // only if absent
+   */
+  async write(path: string, data: WriteData, options: WriteOptions = {}): Promise<WriteResult> {
+    const prepared = prepareWriteBody(data, options.length);
+    const request = {
+      method: "PUT" as const,
+      url: `${this.#base}/file`,
+      query: { path: pathParam(path) },
+      headers: {
+        "content-type": options.contentType ?? prepared.impliedContentType,
+        "content-length": prepared.contentLength,
+        "if-match": etagHeader(options.ifMatch),
+        "if-none-match": etagHeader(options.ifNoneMatch),
+      },
+      body: prepared.body,
+      signal: options.signal,
+      expect: [200, 201],
+    };
+    const response = await this.#http.send(prepared.duplex ? { ...request, duplex: prepared.duplex } : request);
+    const result = await this.#http.json<{ size: number; etag: string }>(response);
+    return { created: response.status === 201, size: result.size, etag: result.etag };
+  }
+
+  /**
+   * Describes a file or folder; `""` (the default) is the cap's root.
+   * @example
+   * const s = await fs.stat("notes/a.md");
+   * if (s.type === "file") console.log(s.size, s.etag);
+   */
+  async stat(path = ""): Promise<Stat> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#base}/stat`,
+      query: { path: pathParam(path) },
+      expect: [200],
+    });
+    return this.#http.json<Stat>(response);
+  }
+
+  /**
+   * One page of a folder listing, sorted by UTF-8 bytes of the name.
+   * @example
+   * let page = await fs.listPage("notes", { limit: 100 });
+   * while (page.cursor) page = await fs.listPage("notes", { cursor: page.cursor, limit: 100 });
+   */
+  async listPage(path = "", options: ListPageOptions = {}): Promise<ListPage> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#base}/list`,
+      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit },
+      expect: [200],
+    });
+    const page = await this.#http.json<ListPage>(response);
+    return { entries: page.entries, cursor: page.cursor ?? null };
+  }
+
+  /**
+   * Every entry of a folder, following cursors across pages.
+   * @example
+   * for await (const entry of fs.list("notes")) {
+   *   console.log(entry.type === "dir" ? `${entry.name}/` : entry.name);
+   * }
+   */
+  async *list(path = "", options: { limit?: number } = {}): AsyncGenerator<ListEntry, void, undefined> {
+    let cursor: string | null = null;
+    do {
+      const page: ListPage = await this.listPage(path, { cursor, limit: options.limit });
+      yield* page.entries;
+      // A server that hands back the cursor it was given would loop forever.
+      if (page.cursor !== null && page.cursor === cursor) {
+        throw new CapError("unavailable", 200, "the vault repeated a listing cursor");
+      }
+      cursor = page.cursor;
+    } while (cursor !== null);
+  }
+
+  /**
+   * Deletes a file (folders vanish with their last file).
+   * @example
+   * await fs.delete("notes/old.md");
+   */
+  async delete(path: string): Promise<void> {
+    const response = await this.#http.send({
+      method: "DELETE",
+      url: `${this.#base}/file`,
+      query: { path: pathParam(path) },
+      expect: [200, 204],
+    });
+    await response.body?.cancel();
+  }
+
+  /**
+   * Moves a file. An existing destination is a `conflict` unless `overwrite`.
+   * Needs the write and delete rights.
+   * @example
+   * await fs.move("drafts/a.md", "published/a.md");
+   * await fs.move("a.tmp", "a.json", { overwrite: true });
+   */
+  async move(from: string, to: string, options: MoveOptions = {}): Promise<void> {
+    const json: Record<string, unknown> = { from: pathParam(from), to: pathParam(to) };
+    if (options.overwrite !== undefined) json.overwrite = options.overwrite;
+    const response = await this.#http.send({ method: "POST", url: `${this.#base}/move`, json, expect: [200, 204] });
+    await response.body?.cancel();
+  }
+
+  /**
+   * Mints a child cap for a folder under this one, with at most this cap's
+   * rights and expiry. The returned cap knows its id, rights and expiry; its
+   * {@link FsCap.url} is what you delegate.
+   * @example
+   * const skills = await fs.subdir({ path: "skills", rights: ["read", "list"], ttlSeconds: 3600, label: "sub-agent" });
+   * await skills.readText("hermes-fs-as-cap/SKILL.md");
+   */
+  async subdir(options: SubdirOptions): Promise<FsCap> {
+    const json: Record<string, unknown> = { path: pathParam(options.path) };
+    if (options.rights !== undefined) json.rights = options.rights;
+    if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
+    if (options.label !== undefined) json.label = options.label;
+    const response = await this.#http.send({ method: "POST", url: `${this.#base}/subdir`, json, expect: [200, 201] });
+    const minted = await this.#http.json<MintedCap>(response);
+    return capFromMinted(minted, this.#mount, this.#fetch);
+  }
+
+  /**
+   * The caps minted directly from this one.
+   * @example
+   * for (const child of await fs.children()) console.log(child.id, child.path, child.rights);
+   */
+  async children(): Promise<ChildCap[]> {
+    const response = await this.#http.send({ method: "GET", url: `${this.#base}/children`, expect: [200] });
+    const body = await this.#http.json<{ children: ChildCap[] }>(response);
+    return body.children;
+  }
+
+  /**
+   * Revokes one child (and everything minted from it) by id.
+   * @example
+   * await fs.revokeChild(sub.id!);
+   */
+  async revokeChild(id: string): Promise<void> {
+    assertCapIdShape(id);
+    const response = await this.#http.send({
+      method: "DELETE",
+      url: `${this.#base}/children/${id}`,
+      expect: [200, 202, 204],
+    });
+    await response.body?.cancel();
+  }
+
+  /**
+   * Revokes this cap and every cap derived from it. Files are untouched.
+   * @example
+   * const { complete } = await sub.revoke();
+   */
+  async revoke(): Promise<RevokeResult> {
+    const response = await this.#http.send({ method: "DELETE", url: this.#base, expect: [200, 202, 204] });
+    return revokeResult(response, this.#http);
+  }
+
+  /**
+   * What this cap is: id, rights, label, dates, parent id. Needs no right.
+   * @example
+   * const { id, rights, expiresAt } = await fs.info();
+   */
+  async info(): Promise<CapInfo> {
+    const response = await this.#http.send({ method: "GET", url: this.#base, expect: [200] });
+    const info = await this.#http.json<CapInfo>(response);
+    this.#known = { id: info.id, rights: info.rights, expiresAt: info.expiresAt };
+    return info;
+  }
+
+  /** `FsCap(<id>)` once the id is known, else `FsCap(…)`; never the token. */
+  toString(): string {
+    return `FsCap(${this.#known.id ?? "…"})`;
+  }
+
+  toJSON(): { type: "FsCap"; id: string | null } {
+    return { type: "FsCap", id: this.#known.id ?? null };
+  }
+
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return this.toString();
+  }
+}
+
+/** Paths are data: no trimming, normalising or encoding here; URLSearchParams encodes once. */
+function pathParam(path: string): string {
+  if (typeof path !== "string") throw new TypeError("path must be a string");
+  return path;
+}
+
+function emptyStream(): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (controller) => controller.close() });
+}
+
+/**
+ * A minted cap's URL on the mount this client already reaches, so a vault
+ * whose public URL differs (proxy, 127.0.0.1 vs localhost) still hands out
+ * caps that work for this client. Falls back to the server's `url`.
+ */
+function childUrl(minted: MintedCap, mount: string): string {
+  if (typeof minted.token === "string" && /^[A-Za-z0-9_-]+$/.test(minted.token)) return `${mount}/object/${minted.token}`;
+  if (typeof minted.url === "string") return minted.url;
+  throw new CapError("unavailable", 0, "the vault answered a mint without a token");
+}
+
+export async function revokeResult(response: Response, http: VaultTransport): Promise<RevokeResult> {
+  if (response.status !== 202) {
+    await response.body?.cancel();
+    return { complete: true };
+  }
+  const text = await response.text();
+  let detail: unknown = text;
+  try {
+    detail = JSON.parse(text);
+  } catch {
+    // Keep the raw text: a pending cascade is worth reporting even if oddly worded.
+  }
+  return { complete: false, detail: typeof detail === "string" ? http.redact(detail) : detail };
+}

@@ -1,0 +1,191 @@
+/**
+ * The shapes the vault answers with, as the SDK hands them to callers.
+ * They mirror the HTTP contract (issue 2) field for field, except where noted.
+ */
+import type { ErrorCode } from "../shared/error-codes.ts";
+import type { Right } from "../shared/rights.ts";
+
+export type { ErrorCode, Right };
+
+/**
+ * A wire error code. Known codes autocomplete; an unknown code from a newer
+ * server is passed through unchanged rather than being guessed at.
+ */
+export type CapErrorCode = ErrorCode | (string & {});
+
+/** The `fetch` the SDK calls. Any WHATWG-compatible fetch works (Node, Workers, browsers, test fakes). */
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface ClientOptions {
+  /** Replaces `globalThis.fetch`, e.g. a Worker service binding's `fetch` or a test double. */
+  fetch?: FetchLike;
+}
+
+/** `GET /object/<token>`: what a cap is. Never includes its root or backend. */
+export interface CapInfo {
+  /** Public fingerprint of the token: safe to show and log. */
+  id: string;
+  rights: Right[];
+  label: string | null;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601, or `null` when the cap never expires. */
+  expiresAt: string | null;
+  /** The id of the cap this one was minted from, or `null` for a root cap. */
+  parent: string | null;
+}
+
+export interface FileStat {
+  type: "file";
+  size: number;
+  /** Hex MD5, unquoted. */
+  etag: string;
+  /** ISO 8601. */
+  modified: string;
+  contentType: string;
+}
+
+export interface DirStat {
+  type: "dir";
+}
+
+export type Stat = FileStat | DirStat;
+
+export interface ListEntry {
+  name: string;
+  type: "file" | "dir";
+  size?: number;
+  etag?: string;
+  modified?: string;
+}
+
+export interface ListPage {
+  entries: ListEntry[];
+  /** Pass back as `cursor` for the next page; `null` on the last page. */
+  cursor: string | null;
+}
+
+export interface ListPageOptions {
+  cursor?: string | null;
+  /** 1–1000; the server's default is 1000. */
+  limit?: number;
+}
+
+/** An inclusive byte range, as in HTTP: `{ start: 0, end: 99 }` is the first 100 bytes. */
+export interface ByteRangeRequest {
+  start: number;
+  /** Inclusive. Omit to read to the end of the file. */
+  end?: number;
+}
+
+export interface ReadOptions {
+  range?: ByteRangeRequest;
+  /** An etag (quoted or not) or `*`: answer "not modified" instead of the bytes when it matches. */
+  ifNoneMatch?: string;
+  signal?: AbortSignal;
+}
+
+/** What the response headers say about a file that was read. */
+export interface ReadMeta {
+  /** Hex MD5 of the whole file, unquoted (as in JSON results). */
+  etag: string;
+  /** Bytes in this response's body (the range length for a ranged read). */
+  length: number | null;
+  contentType: string | null;
+  /** ISO 8601, from `Last-Modified`. */
+  modified: string | null;
+  /** Present for a ranged read (HTTP 206): the inclusive range served and the file's full size. */
+  range: { start: number; end: number; size: number } | null;
+}
+
+export type ReadStreamResult =
+  | { notModified: false; body: ReadableStream<Uint8Array>; meta: ReadMeta }
+  | { notModified: true; body: null; meta: Pick<ReadMeta, "etag"> };
+
+export type WriteData = string | Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Array>;
+
+export interface WriteOptions {
+  /** Stored with the file. Defaults to the Blob's type, `text/plain; charset=utf-8` for strings, else the server's default. */
+  contentType?: string;
+  /** Write only if the current etag matches (optimistic concurrency). */
+  ifMatch?: string;
+  /** `"*"`: write only if nothing exists at the path. */
+  ifNoneMatch?: string;
+  /** Exact byte length; required for a `ReadableStream` body because the vault requires `Content-Length`. */
+  length?: number;
+  signal?: AbortSignal;
+}
+
+export interface WriteResult {
+  /** `true` when the file did not exist before (HTTP 201), `false` when it was replaced (HTTP 200). */
+  created: boolean;
+  size: number;
+  /** Hex MD5, unquoted. */
+  etag: string;
+}
+
+export interface MoveOptions {
+  /** Replace an existing destination file; otherwise an existing destination is a `conflict`. */
+  overwrite?: boolean;
+}
+
+export interface SubdirOptions {
+  /** Relative to this cap; `""` keeps the same root (pure attenuation, e.g. read-only). */
+  path: string;
+  /** Must be a subset of this cap's rights; defaults to all of them. */
+  rights?: Right[];
+  ttlSeconds?: number;
+  label?: string;
+}
+
+/** The wire answer of `POST /subdir` and `POST /admin/roots`. */
+export interface MintedCap {
+  token: string;
+  url: string;
+  id: string;
+  rights: Right[];
+  expiresAt: string | null;
+}
+
+/** A child as its parent sees it (`GET /children`). */
+export interface ChildCap {
+  id: string;
+  label: string | null;
+  /** Relative to the parent cap. */
+  path: string;
+  rights: Right[];
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface RevokeResult {
+  /**
+   * `true` when every descendant was revoked before the response (HTTP 204).
+   * `false` when the vault accepted the revocation but is still finishing the
+   * cascade in the background (HTTP 202); `detail` is the server's account.
+   */
+  complete: boolean;
+  detail?: unknown;
+}
+
+export type Backend = "r2" | "disk";
+
+export interface MintRootOptions {
+  backend: Backend;
+  /** The root prefix (R2) or folder under the disk base (disk). `""` is allowed for disk. */
+  prefix: string;
+  rights?: Right[];
+  label?: string;
+  ttlSeconds?: number;
+}
+
+/** A root cap as the admin sees it: unlike caps, this shows backend and prefix. */
+export interface RootRecord {
+  id: string;
+  label: string | null;
+  backend: Backend;
+  prefix: string;
+  rights: Right[];
+  createdAt: string;
+  expiresAt: string | null;
+}
