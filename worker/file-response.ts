@@ -20,6 +20,11 @@ export function fileResponse(outcome: ReadOutcome): Response {
       const length = range ? range.end - range.start + 1 : meta.size;
       headers.set("Content-Type", meta.contentType);
       headers.set("Content-Length", String(length));
+      // Files go out byte for byte: compressing on the way (as Cloudflare, and
+      // Miniflare imitating it, do for text types) would drop Content-Length
+      // and make ranges and ETags refer to bytes the client never sees.
+      headers.set("Content-Encoding", "identity");
+      headers.set("Cache-Control", "no-store, no-transform");
       if (range) headers.set("Content-Range", `bytes ${range.start}-${range.end}/${meta.size}`);
       // A stream that crossed RPC has lost its length; re-declaring it lets
       // the runtime send Content-Length instead of chunking.

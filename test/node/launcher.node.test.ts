@@ -80,6 +80,15 @@ describe("over real HTTP", () => {
     expect(received.digest("hex")).toBe(sent.digest("hex"));
   }, 120_000);
 
+  it("serves text files byte for byte with Content-Length, even to clients that accept gzip", async () => {
+    const text = "compressible ".repeat(200);
+    await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, { method: "PUT", body: text, headers: { "content-type": "text/plain" } });
+    const res = await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, { headers: { "accept-encoding": "gzip, br" } });
+    expect(res.headers.get("content-encoding")).not.toMatch(/gzip|br/);
+    expect(res.headers.get("content-length")).toBe(String(text.length));
+    expect(await res.text()).toBe(text);
+  });
+
   it("refuses a body of unknown length with 411 and stores nothing", async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${vault.rootCapUrl}/file${q("chunked.txt")}`);
