@@ -6,7 +6,7 @@ import { startVault } from "./start-vault.ts";
  * SIGINT/SIGTERM. Returns the exit code for usage errors.
  */
 export async function runServe(argv: string[]): Promise<number> {
-  let settings;
+  let settings: ReturnType<typeof readSettings>;
   try {
     settings = readSettings(argv, process.env);
   } catch (err) {

@@ -40,7 +40,9 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
  */
 export function errorResponse(failure: CapFailure, headers?: HeadersInit): Response {
   const response = Response.json({ error: { code: failure.code, message: failure.message } }, { status: statusOf(failure.code) });
-  if (headers) new Headers(headers).forEach((value, name) => response.headers.set(name, value));
+  if (headers) {
+    for (const [name, value] of new Headers(headers)) response.headers.set(name, value);
+  }
   if (failure.code === "unauthorized") response.headers.set("WWW-Authenticate", 'Bearer realm="capvault admin"');
   return response;
 }

@@ -1,11 +1,13 @@
 import { Hono, type Context } from "hono";
 import { parseGrantRequest } from "../shared/grant-request.ts";
-import { fail, failure, type Result } from "../shared/result.ts";
+import { failure, type Result } from "../shared/result.ts";
 import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { capStub, publicOrigin, type AppEnv } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJson } from "./json-body.ts";
+import { mcpRoutes } from "./mcp/mcp-route.ts";
+import { memoryRoutes } from "./memory-routes.ts";
 
 /**
  * Routes under `/object/<token>`: HTTP in, a call on the cap's object, HTTP
@@ -105,3 +107,6 @@ objectRoutes.post("/:token/subdir", withCap(async (cap, c) => {
 objectRoutes.get("/:token/children", withCap(async (cap) => json(await cap.listChildren())));
 
 objectRoutes.delete("/:token/children/:id", withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))));
+
+objectRoutes.route("/", memoryRoutes);
+objectRoutes.route("/", mcpRoutes);

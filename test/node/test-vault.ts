@@ -48,7 +48,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   const caps: Record<string, string> = {};
 
   const launch = async () => {
-    child = spawn(TSX, [path.join(PROJECT_ROOT, "launcher/main.ts"), ...(options.args ?? [])], {
+    child = spawn(TSX, [path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve", ...(options.args ?? [])], {
       cwd: base,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

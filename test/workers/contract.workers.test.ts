@@ -5,7 +5,7 @@ import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 let counter = 0;
 
-async function md5(text: string): Promise<string> {
+async function md5Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("MD5", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -19,9 +19,9 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const fs = await fresh();
       await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill");
       await fs.write("skills/other-skill/SKILL.md", "# other");
-      const escape = await fs.read("../../../etc/passwd");
-      expect(escape.status).toBe(400);
-      expect(await escape.json()).toEqual({ error: { code: "path_escapes", message: "path escapes" } });
+      const escaping = await fs.read("../../../etc/passwd");
+      expect(escaping.status).toBe(400);
+      expect(await escaping.json()).toEqual({ error: { code: "path_escapes", message: "path escapes" } });
       const absolute = await fs.read("/etc/passwd");
       expect(absolute.status).toBe(400);
       expect(await absolute.json()).toEqual({ error: { code: "absolute_path", message: "absolute paths forbidden" } });
@@ -36,13 +36,13 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const fs = await fresh();
       const first = await fs.write("a/b.txt", "hello", { "content-type": "text/plain; charset=utf-8" });
       expect(first.status).toBe(201);
-      expect(await first.json()).toEqual({ size: 5, etag: await md5("hello") });
+      expect(await first.json()).toEqual({ size: 5, etag: await md5Hex("hello") });
       const second = await fs.write("a/b.txt", "hello world", { "content-type": "text/markdown" });
       expect(second.status).toBe(200);
       const res = await fs.read("a/b.txt");
       expect(res.status).toBe(200);
       expect(await res.text()).toBe("hello world");
-      expect(res.headers.get("etag")).toBe(`"${await md5("hello world")}"`);
+      expect(res.headers.get("etag")).toBe(`"${await md5Hex("hello world")}"`);
       expect(res.headers.get("content-length")).toBe("11");
       expect(res.headers.get("content-type")).toBe("text/markdown");
       expect(new Date(res.headers.get("last-modified")!).getTime()).toBeGreaterThan(Date.now() - 60_000);
@@ -144,7 +144,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       expect(await (await fs.stat("")).json()).toEqual({ type: "dir" });
       expect(await (await fs.stat("d")).json()).toEqual({ type: "dir" });
       const file = (await (await fs.stat("d/f.txt")).json()) as Record<string, unknown>;
-      expect(file).toMatchObject({ type: "file", size: 3, etag: await md5("abc"), contentType: "text/plain" });
+      expect(file).toMatchObject({ type: "file", size: 3, etag: await md5Hex("abc"), contentType: "text/plain" });
       expect(typeof file.modified).toBe("string");
       expect(await errorCode(await fs.stat("nope"))).toBe("not_found");
     });

@@ -1,0 +1,28 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CapObject } from "../../durable-objects/cap-object.ts";
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { Right } from "../../shared/rights.ts";
+
+/** What a tool works on: one cap, and nothing else. */
+export interface CapToolContext {
+  files: TextFiles;
+  cap: DurableObjectStub<CapObject>;
+  /** The origin minted cap URLs use. */
+  origin: string;
+}
+
+/**
+ * One MCP tool and the rights it needs. A tool is offered only when the cap
+ * holds them; the cap's object checks the rights again on every call.
+ */
+export interface CapTool {
+  name: string;
+  allowed(rights: readonly Right[]): boolean;
+  register(server: McpServer, context: CapToolContext): void;
+}
+
+export const PATH_HELP =
+  'Path relative to this capability\'s root, e.g. "notes/today.md". Absolute paths, ".." and "." segments are refused.';
+export const DIR_PATH_HELP = 'Directory relative to this capability\'s root; "" (the default) is the root itself.';
+
+export const has = (rights: readonly Right[], ...needed: Right[]) => needed.every((r) => rights.includes(r));

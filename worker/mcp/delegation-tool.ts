@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { parseGrantRequest } from "../../shared/grant-request.ts";
+import { MAX_TTL_SECONDS } from "../../shared/grant-request.ts";
+import { RIGHTS } from "../../shared/rights.ts";
+import { DIR_PATH_HELP, has, type CapTool } from "./cap-tool.ts";
+import { errorResult, textResult } from "./tool-result.ts";
+
+export const createSubdirCapTool: CapTool = {
+  name: "create_subdir_cap",
+  allowed: (rights) => has(rights, "subdir"),
+  register(server, { cap, origin }) {
+    server.registerTool(
+      "create_subdir_cap",
+      {
+        description:
+          "Mint a new capability for a directory of this one, to delegate to a sub-agent: it reaches only that directory, with at most this capability's rights and expiry. Returns JSON {url, id, rights, expiresAt}; the url is the secret to hand over (an MCP server at url + \"/mcp\"). Paths are relative to this capability's root.",
+        inputSchema: {
+          path: z.string().default("").describe(`${DIR_PATH_HELP} "" keeps the same root with fewer rights.`),
+          rights: z.array(z.enum(RIGHTS)).optional().describe("Rights for the new capability (default: all of this one's)."),
+          ttlSeconds: z.number().int().min(1).max(MAX_TTL_SECONDS).optional().describe("Lifetime in seconds."),
+          label: z.string().max(256).optional().describe("A name to recognise it by in listings."),
+        },
+      },
+      async ({ path, rights, ttlSeconds, label }) => {
+        const request = parseGrantRequest({ path, rights: rights ?? null, ttlSeconds: ttlSeconds ?? null, label: label ?? null });
+        if (!request.ok) return errorResult(request.error);
+        const minted = await cap.mintChild(request.value, origin);
+        if (!minted.ok) return errorResult(minted.error);
+        const { url, id, rights: granted, expiresAt } = minted.value;
+        return textResult(JSON.stringify({ url, id, rights: granted, expiresAt }, null, 2));
+      },
+    );
+  },
+};

@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { walkTree, type TreeEntry } from "../../memory-tool/memory-tree.ts";
+import { DIR_PATH_HELP, has, type CapTool } from "./cap-tool.ts";
+import { errorResult, textResult } from "./tool-result.ts";
+
+/** Bounds that keep one call to a few dozen listings and a result a model can read. */
+export const LIST_MAX_ENTRIES = 5000;
+export const TREE_MAX_ENTRIES = 1000;
+export const TREE_MAX_DEPTH = 10;
+const TREE_DEFAULT_DEPTH = 3;
+
+export const listDirectoryTool: CapTool = {
+  name: "list_directory",
+  allowed: (rights) => has(rights, "list"),
+  register(server, { files }) {
+    server.registerTool(
+      "list_directory",
+      {
+        description: `List a directory of this capability, one "[DIR] name" or "[FILE] name" line per entry (at most ${LIST_MAX_ENTRIES}). Paths are relative to the capability's root.`,
+        inputSchema: { path: z.string().default("").describe(DIR_PATH_HELP) },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ path }) => {
+        const listing = await files.list(path, LIST_MAX_ENTRIES);
+        if (!listing.ok) return errorResult(listing.error);
+        const lines = listing.value.entries.map((e) => `${e.type === "dir" ? "[DIR]" : "[FILE]"} ${e.name}`);
+        if (!listing.value.complete) lines.push(`(stopped after ${LIST_MAX_ENTRIES} entries)`);
+        return textResult(lines.length === 0 ? "(empty directory)" : lines.join("\n"));
+      },
+    );
+  },
+};
+
+interface TreeNode {
+  name: string;
+  type: "file" | "directory";
+  children?: TreeNode[];
+  /** Not listed: deeper than maxDepth. */
+  truncated?: true;
+}
+
+export const directoryTreeTool: CapTool = {
+  name: "directory_tree",
+  allowed: (rights) => has(rights, "list"),
+  register(server, { files }) {
+    server.registerTool(
+      "directory_tree",
+      {
+        description: `A directory of this capability as a JSON tree of {name, type, children}, at most maxDepth levels (default ${TREE_DEFAULT_DEPTH}, up to ${TREE_MAX_DEPTH}) and ${TREE_MAX_ENTRIES} entries; directories not descended into are marked "truncated". Paths are relative to the capability's root.`,
+        inputSchema: {
+          path: z.string().default("").describe(DIR_PATH_HELP),
+          maxDepth: z.number().int().min(1).max(TREE_MAX_DEPTH).default(TREE_DEFAULT_DEPTH),
+        },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ path, maxDepth }) => {
+        const tree = await walkTree(files, path, { maxEntries: TREE_MAX_ENTRIES, skipHidden: false, maxDepth });
+        if (!tree.ok) return errorResult(tree.error);
+        const text = JSON.stringify(nest(tree.value.entries), null, 2);
+        return tree.value.complete ? textResult(text) : textResult(`${text}\n(stopped after ${TREE_MAX_ENTRIES} entries)`);
+      },
+    );
+  },
+};
+
+/** Depth-first entries (each directory before its contents) into nested nodes. */
+function nest(entries: readonly TreeEntry[]): TreeNode[] {
+  const root: TreeNode[] = [];
+  const stack: TreeNode[][] = [root];
+  for (const entry of entries) {
+    stack.length = entry.depth;
+    const name = entry.path.slice(entry.path.lastIndexOf("/") + 1);
+    const node: TreeNode = { name, type: entry.type === "dir" ? "directory" : "file" };
+    stack[entry.depth - 1]!.push(node);
+    if (entry.type === "dir") {
+      if (entry.truncated) node.truncated = true;
+      else {
+        node.children = [];
+        stack.push(node.children);
+      }
+    }
+  }
+  return root;
+}

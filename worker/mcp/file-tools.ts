@@ -1,0 +1,154 @@
+import { z } from "zod";
+import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
+import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
+import { failure } from "../../shared/result.ts";
+import { has, PATH_HELP, type CapTool } from "./cap-tool.ts";
+import { applyEdits } from "./text-edits.ts";
+import { errorResult, textResult } from "./tool-result.ts";
+import { unifiedDiff } from "./unified-diff.ts";
+
+export const readFileTool: CapTool = {
+  name: "read_file",
+  allowed: (rights) => has(rights, "read"),
+  register(server, { files }) {
+    server.registerTool(
+      "read_file",
+      {
+        description: `Read a whole text file (UTF-8, up to ${MAX_TEXT_BYTES} bytes) from this capability. Paths are relative to the capability's root.`,
+        inputSchema: { path: z.string().describe(PATH_HELP) },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ path }) => {
+        const file = await files.readText(path, MAX_TEXT_BYTES);
+        return file.ok ? textResult(file.value.text) : errorResult(file.error);
+      },
+    );
+  },
+};
+
+export const writeFileTool: CapTool = {
+  name: "write_file",
+  allowed: (rights) => has(rights, "write"),
+  register(server, { files }) {
+    server.registerTool(
+      "write_file",
+      {
+        description:
+          "Create a text file, or replace it entirely, in this capability. Folders need no creating. Paths are relative to the capability's root.",
+        inputSchema: { path: z.string().describe(PATH_HELP), content: z.string().describe("The whole new content (UTF-8).") },
+        annotations: { destructiveHint: true, idempotentHint: true },
+      },
+      async ({ path, content }) => {
+        const written = await files.writeText(path, content);
+        return written.ok ? textResult(`Successfully wrote to ${path}`) : errorResult(written.error);
+      },
+    );
+  },
+};
+
+export const editFileTool: CapTool = {
+  name: "edit_file",
+  allowed: (rights) => has(rights, "read", "write"),
+  register(server, { files }) {
+    server.registerTool(
+      "edit_file",
+      {
+        description:
+          "Make exact-text replacements in a text file of this capability and return a git-style diff. Each oldText must appear exactly once (after the edits before it); if any edit does not apply, nothing is written. The write only lands if the file did not change since it was read. Paths are relative to the capability's root.",
+        inputSchema: {
+          path: z.string().describe(PATH_HELP),
+          edits: z
+            .array(z.object({ oldText: z.string().describe("Text to find, exactly."), newText: z.string().describe("Text to put in its place.") }))
+            .min(1),
+          dryRun: z.boolean().default(false).describe("Return the diff without writing."),
+        },
+        annotations: { destructiveHint: true },
+      },
+      async ({ path, edits, dryRun }) => {
+        for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+          const file = await files.readText(path, MAX_TEXT_BYTES);
+          if (!file.ok) return errorResult(file.error);
+          const edited = applyEdits(file.value.text, edits);
+          if (!edited.ok) return errorResult(edited.error);
+          const diff = fenced(unifiedDiff(path, file.value.text, edited.value));
+          if (dryRun) return textResult(diff);
+          // If-Match: another writer in between makes this fail, and the edits are redone on the new text.
+          const written = await files.writeText(path, edited.value, { ifMatch: file.value.etag });
+          if (written.ok) return textResult(diff);
+          if (written.error.code !== "precondition_failed") return errorResult(written.error);
+        }
+        return errorResult(failure("precondition_failed", "the file kept changing while it was being edited; nothing was written"));
+      },
+    );
+  },
+};
+
+export const getFileInfoTool: CapTool = {
+  name: "get_file_info",
+  allowed: (rights) => has(rights, "read") || has(rights, "list"),
+  register(server, { files }) {
+    server.registerTool(
+      "get_file_info",
+      {
+        description:
+          'Describe a file (size in bytes, last modified, etag, content type) or a directory of this capability. Paths are relative to the capability\'s root; "" is the root.',
+        inputSchema: { path: z.string().default("").describe(PATH_HELP) },
+        annotations: { readOnlyHint: true },
+      },
+      async ({ path }) => {
+        const stat = await files.stat(path);
+        if (!stat.ok) return errorResult(stat.error);
+        const s = stat.value;
+        if (s.type === "dir") return textResult("type: directory");
+        return textResult([`type: file`, `size: ${s.size}`, `modified: ${s.modified}`, `etag: ${s.etag}`, `contentType: ${s.contentType}`].join("\n"));
+      },
+    );
+  },
+};
+
+export const deleteFileTool: CapTool = {
+  name: "delete_file",
+  allowed: (rights) => has(rights, "delete"),
+  register(server, { files }) {
+    server.registerTool(
+      "delete_file",
+      {
+        description: "Delete one file of this capability (a folder disappears with its last file). Paths are relative to the capability's root.",
+        inputSchema: { path: z.string().describe(PATH_HELP) },
+        annotations: { destructiveHint: true },
+      },
+      async ({ path }) => {
+        const removed = await files.delete(path);
+        return removed.ok ? textResult(`Successfully deleted ${path}`) : errorResult(removed.error);
+      },
+    );
+  },
+};
+
+export const moveFileTool: CapTool = {
+  name: "move_file",
+  allowed: (rights) => has(rights, "write", "delete"),
+  register(server, { files }) {
+    server.registerTool(
+      "move_file",
+      {
+        description:
+          "Move or rename one file within this capability. Fails with conflict if the destination exists. Both paths are relative to the capability's root.",
+        inputSchema: { source: z.string().describe(PATH_HELP), destination: z.string().describe(PATH_HELP) },
+        annotations: { destructiveHint: true },
+      },
+      async ({ source, destination }) => {
+        const moved = await files.move(source, destination);
+        return moved.ok ? textResult(`Successfully moved ${source} to ${destination}`) : errorResult(moved.error);
+      },
+    );
+  },
+};
+
+/** The reference wraps its diff in a fence longer than any backtick run inside it. */
+function fenced(diff: string): string {
+  let ticks = 3;
+  while (diff.includes("`".repeat(ticks))) ticks++;
+  const fence = "`".repeat(ticks);
+  return `${fence}diff\n${diff}${fence}\n\n`;
+}
