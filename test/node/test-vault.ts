@@ -17,6 +17,8 @@ export interface TestVault {
   diskCapUrl: string;
   state: string;
   diskRoot: string;
+  /** Process group of the launcher (and its workerd). */
+  readonly pgid: number;
   /** Everything the launcher printed so far. */
   output(): string;
   /** SIGTERM, wait; then start again on the same state (and a new port). */
@@ -119,6 +121,9 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
     },
     state,
     diskRoot,
+    get pgid() {
+      return child.pid!;
+    },
     output: () => log,
     restart: async () => {
       await end("SIGTERM");
