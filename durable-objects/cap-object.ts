@@ -24,6 +24,7 @@ import {
   type MintedCap,
   type Tombstone,
 } from "./cap-record.ts";
+import { AuditLog, type AuditEntry } from "./audit-log.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 
 const RECORD = "cap";
@@ -32,6 +33,8 @@ const CHILD = "child:";
 const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
 /** How soon an unfinished revocation cascade is retried. */
 const RETRY_MS = 5_000;
+/** Refusals worth an audit line even on read-only operations: someone tried to reach past the cap. */
+const AUDITED_REFUSALS = new Set(["forbidden", "path_escapes", "absolute_path", "invalid_path", "outside_root"]);
 
 export interface WriteRequest {
   /** The request's Content-Length; bodies of unknown length are refused before they get here. */
@@ -70,6 +73,8 @@ export interface ChildView {
  * shared/result.ts); `worker/http-error.ts` maps failures to HTTP.
  */
 export class CapObject extends DurableObject<Env> {
+  private readonly audit = new AuditLog(this.ctx.storage.sql);
+
   // ---- lifecycle -------------------------------------------------------
 
   /** Called once by whoever mints this cap; refuses to overwrite a live record. */
@@ -136,6 +141,10 @@ export class CapObject extends DurableObject<Env> {
   // ---- files -----------------------------------------------------------
 
   async readFile(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
+    return this.audited("read", rawPath, false, () => this.readUnaudited(rawPath, options));
+  }
+
+  private async readUnaudited(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
     const access = await this.authorize(["read"], rawPath);
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -143,6 +152,10 @@ export class CapObject extends DurableObject<Env> {
   }
 
   async writeFile(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
+    return this.audited("write", rawPath, true, () => this.writeUnaudited(rawPath, body, request));
+  }
+
+  private async writeUnaudited(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return drain(body, access);
     const { cap, path, storage } = access.value;
@@ -158,20 +171,28 @@ export class CapObject extends DurableObject<Env> {
   }
 
   async deleteFile(rawPath: string | null): Promise<Result<null>> {
-    const access = await this.authorize(["delete"], rawPath);
-    if (!access.ok) return access;
-    const { cap, path, storage } = access.value;
-    return storage.remove(cap.root, path);
+    return this.audited("delete", rawPath, true, async () => {
+      const access = await this.authorize(["delete"], rawPath);
+      if (!access.ok) return access;
+      const { cap, path, storage } = access.value;
+      return storage.remove(cap.root, path);
+    });
   }
 
   async statPath(rawPath: string | null): Promise<Result<StatOutcome>> {
-    const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
-    if (!access.ok) return access;
-    const { cap, path, storage } = access.value;
-    return storage.stat(cap.root, path);
+    return this.audited("stat", rawPath, false, async () => {
+      const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
+      if (!access.ok) return access;
+      const { cap, path, storage } = access.value;
+      return storage.stat(cap.root, path);
+    });
   }
 
   async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListResult>> {
+    return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
+  }
+
+  private async listUnaudited(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListResult>> {
     const access = await this.authorize(["list"], rawPath, { rootAllowed: true });
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -185,18 +206,26 @@ export class CapObject extends DurableObject<Env> {
   }
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
-    const access = await this.authorize(["write", "delete"], rawFrom);
-    if (!access.ok) return access;
-    const { cap, path: from, storage } = access.value;
-    const to = this.parseFilePath(rawTo);
-    if (!to.ok) return to;
-    return storage.move(cap.root, from, to.value, overwrite);
+    return this.audited("move", `${rawFrom ?? ""} -> ${rawTo ?? ""}`, true, async () => {
+      const access = await this.authorize(["write", "delete"], rawFrom);
+      if (!access.ok) return access;
+      const { cap, path: from, storage } = access.value;
+      const to = this.parseFilePath(rawTo);
+      if (!to.ok) return to;
+      return storage.move(cap.root, from, to.value, overwrite);
+    });
   }
 
   // ---- delegation ------------------------------------------------------
 
   /** Mints a child cap: a subtree (or the same root) with no more rights and no later expiry. */
   async mintChild(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
+    const minted = await this.mintUnaudited(request, origin);
+    this.recordIfLive("subdir", request.path, minted, true, minted.ok ? minted.value.id : null);
+    return minted;
+  }
+
+  private async mintUnaudited(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
     const access = await this.authorize(["subdir"], request.path, { rootAllowed: true });
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -257,10 +286,34 @@ export class CapObject extends DurableObject<Env> {
     const outcome = await this.capStub(child.key).revokeSubtree();
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(CHILD + id);
+    this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
     return outcome;
   }
 
+  /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
+  async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
+    if (!(await this.live())) return noSuchCap();
+    const limit = parseLimit(rawLimit);
+    if (!limit.ok) return limit;
+    return ok({ entries: this.audit.recent(limit.value) });
+  }
+
   // ---- internals -------------------------------------------------------
+
+  /**
+   * Runs an operation and writes its audit line: every mutation, and every
+   * refusal that shows someone reaching past the cap. Dead caps keep no log.
+   */
+  private async audited<T>(op: string, rawPath: string | null, mutation: boolean, run: () => Promise<Result<T>>): Promise<Result<T>> {
+    const result = await run();
+    this.recordIfLive(op, rawPath, result, mutation, null);
+    return result;
+  }
+
+  private recordIfLive(op: string, path: string | null, result: Result<unknown>, mutation: boolean, child: string | null): void {
+    if (!result.ok && result.error.code === "no_such_cap") return;
+    if (mutation || (!result.ok && AUDITED_REFUSALS.has(result.error.code))) this.audit.record(op, path, result, child);
+  }
 
   /** The live record, or `null` when revoked, expired or never minted. */
   private async live(): Promise<CapRecord | null> {

@@ -104,6 +104,8 @@ objectRoutes.post("/:token/subdir", withCap(async (cap, c) => {
   return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
 }));
 
+objectRoutes.get("/:token/audit", withCap(async (cap, c) => json(await cap.auditTrail(query(c, "limit")))));
+
 objectRoutes.get("/:token/children", withCap(async (cap) => json(await cap.listChildren())));
 
 objectRoutes.delete("/:token/children/:id", withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))));
