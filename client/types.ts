@@ -4,8 +4,14 @@
  */
 import type { ErrorCode } from "../shared/error-codes.ts";
 import type { Right } from "../shared/rights.ts";
+import type { Backend, ChildView, ListEntry, RootView } from "../shared/wire-types.ts";
 
 export type { ErrorCode, Right };
+export type { Backend, CapInfo, DirStat, FileStat, ListEntry, MintedCap, Stat } from "../shared/wire-types.ts";
+/** A child as its parent sees it (`GET /children`). */
+export type ChildCap = ChildView;
+/** A root cap as the admin sees it: unlike caps, this shows backend and prefix. */
+export type RootRecord = RootView;
 
 /**
  * A wire error code. Known codes autocomplete; an unknown code from a newer
@@ -21,43 +27,8 @@ export interface ClientOptions {
   fetch?: FetchLike;
 }
 
-/** `GET /object/<token>`: what a cap is. Never includes its root or backend. */
-export interface CapInfo {
-  /** Public fingerprint of the token: safe to show and log. */
-  id: string;
-  rights: Right[];
-  label: string | null;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601, or `null` when the cap never expires. */
-  expiresAt: string | null;
-  /** The id of the cap this one was minted from, or `null` for a root cap. */
-  parent: string | null;
-}
 
-export interface FileStat {
-  type: "file";
-  size: number;
-  /** Hex MD5, unquoted. */
-  etag: string;
-  /** ISO 8601. */
-  modified: string;
-  contentType: string;
-}
 
-export interface DirStat {
-  type: "dir";
-}
-
-export type Stat = FileStat | DirStat;
-
-export interface ListEntry {
-  name: string;
-  type: "file" | "dir";
-  size?: number;
-  etag?: string;
-  modified?: string;
-}
 
 export interface ListPage {
   entries: ListEntry[];
@@ -138,25 +109,7 @@ export interface SubdirOptions {
   label?: string;
 }
 
-/** The wire answer of `POST /subdir` and `POST /admin/roots`. */
-export interface MintedCap {
-  token: string;
-  url: string;
-  id: string;
-  rights: Right[];
-  expiresAt: string | null;
-}
 
-/** A child as its parent sees it (`GET /children`). */
-export interface ChildCap {
-  id: string;
-  label: string | null;
-  /** Relative to the parent cap. */
-  path: string;
-  rights: Right[];
-  createdAt: string;
-  expiresAt: string | null;
-}
 
 export interface RevokeResult {
   /**
@@ -168,7 +121,6 @@ export interface RevokeResult {
   detail?: unknown;
 }
 
-export type Backend = "r2" | "disk";
 
 export interface MintRootOptions {
   backend: Backend;
@@ -179,13 +131,3 @@ export interface MintRootOptions {
   ttlSeconds?: number;
 }
 
-/** A root cap as the admin sees it: unlike caps, this shows backend and prefix. */
-export interface RootRecord {
-  id: string;
-  label: string | null;
-  backend: Backend;
-  prefix: string;
-  rights: Right[];
-  createdAt: string;
-  expiresAt: string | null;
-}

@@ -4,6 +4,7 @@ import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from
 import { fail, ok, type Result } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, newToken } from "../shared/token.ts";
+import type { ChildView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type {
   ListEntry,
@@ -54,14 +55,6 @@ export interface ListResult {
   cursor: string | null;
 }
 
-export interface ChildView {
-  id: string;
-  label: string | null;
-  path: string;
-  rights: Right[];
-  createdAt: string;
-  expiresAt: string | null;
-}
 
 /**
  * One capability. This object is the single chokepoint for its authority:

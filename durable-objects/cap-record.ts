@@ -1,7 +1,8 @@
 import type { Right } from "../shared/rights.ts";
+import type { Backend } from "../shared/wire-types.ts";
 import type { Root } from "../storage-adapters/storage-adapter.ts";
 
-export type Backend = "r2" | "disk";
+export type { Backend, CapInfo, MintedCap } from "../shared/wire-types.ts";
 
 /** A reference to another cap's object: its public id and the token digest that names its object. */
 export interface CapRef {
@@ -42,24 +43,6 @@ export interface ChildRecord extends CapRef {
 export interface Tombstone {
   pending: CapRef[];
   parent: CapRef | null;
-}
-
-/** The public face of a cap, as `GET /object/<token>` shows it. */
-export interface CapInfo {
-  id: string;
-  rights: Right[];
-  label: string | null;
-  createdAt: string;
-  expiresAt: string | null;
-  parent: string | null;
-}
-
-export interface MintedCap {
-  token: string;
-  url: string;
-  id: string;
-  rights: Right[];
-  expiresAt: string | null;
 }
 
 export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

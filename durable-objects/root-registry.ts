@@ -4,6 +4,7 @@ import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES } from "../shared/re
 import { fail, ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, newToken } from "../shared/token.ts";
+import type { RootView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { Env } from "../worker/env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
@@ -20,15 +21,6 @@ interface RootRecord extends CapRef {
   expiresAt: number | null;
 }
 
-export interface RootView {
-  id: string;
-  label: string | null;
-  backend: Backend;
-  prefix: string;
-  rights: Right[];
-  createdAt: string;
-  expiresAt: string | null;
-}
 
 export interface RootRequest extends GrantRequest {
   backend: string;

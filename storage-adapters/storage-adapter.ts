@@ -1,6 +1,7 @@
 import type { ByteRange, WritePreconditions } from "../shared/http-conditions.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import type { Result } from "../shared/result.ts";
+import type { ListEntry, Stat } from "../shared/wire-types.ts";
 
 /**
  * Where a cap points: the levels of its root, outermost first. Level 0 is the
@@ -44,15 +45,8 @@ export interface WriteOutcome {
   etag: string;
 }
 
-export type StatOutcome = ({ type: "file" } & FileMeta) | { type: "dir" };
-
-export interface ListEntry {
-  name: string;
-  type: "file" | "dir";
-  size?: number;
-  etag?: string;
-  modified?: string;
-}
+export type StatOutcome = Stat;
+export type { ListEntry };
 
 export interface ListPage {
   entries: ListEntry[];
