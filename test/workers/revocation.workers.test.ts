@@ -142,6 +142,29 @@ describe("revocation", () => {
     expect(roots.some((r) => r.id === rootId)).toBe(false);
   });
 
+  it("an unfinished cascade left in a tombstone is finished by the alarm", async () => {
+    const root = cap((await mintRoot("revoke/tombstone/")).token);
+    const a = await child(root, { path: "a" });
+    const b = await child(a, { path: "b" });
+    const aKey = (await digestToken(a.token)).key;
+    const bRef = await digestToken(b.token);
+    const stub = env.CAPS.get(env.CAPS.idFromName(aKey));
+    // The state a revocation leaves when a descendant could not be reached:
+    // the record gone, the unreached child remembered, an alarm set.
+    await runInDurableObject(stub, async (_instance, state) => {
+      await state.storage.deleteAll();
+      await state.storage.put("tombstone", { pending: [{ id: bRef.id, key: bRef.key }], parent: null });
+      await state.storage.setAlarm(Date.now() + 60_000);
+    });
+    expect(await alive(a)).toBe(false);
+    expect(await alive(b)).toBe(true);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await alive(b)).toBe(false);
+    const keys = await runInDurableObject(stub, async (_instance, state) => [...(await state.storage.list()).keys()]);
+    expect(keys).toEqual([]);
+    expect(await alive(root)).toBe(true);
+  });
+
   it("a cap minted while its parent is being revoked does not survive", async () => {
     const root = cap((await mintRoot("revoke/race/")).token);
     const parent = await child(root, { path: "p" });
