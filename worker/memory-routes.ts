@@ -7,6 +7,8 @@ import { errorResponse } from "./http-error.ts";
 
 /** A `create` carries a whole file, so this is larger than other JSON bodies. */
 const MAX_MEMORY_BODY_BYTES = 4 * 1024 * 1024;
+/** How much of an oversized body is read and discarded so the client gets its 413; past this the connection is cut. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * `POST /object/<token>/memory`: the body is one `memory_20250818` tool input
@@ -37,23 +39,33 @@ memoryRoutes.post("/:token/memory", async (c) => {
   return new Response(result.text, { status: 200, headers });
 });
 
-/** Reads at most `maxBytes` of a JSON body, counting as it streams (a declared length can lie). */
+/**
+ * Reads at most `maxBytes` of a JSON body, counting as it streams (a declared
+ * length can lie). An oversized body is still read and discarded up to
+ * {@link DRAIN_LIMIT_BYTES}: answering while the client is still sending
+ * makes it see a connection reset instead of the 413.
+ */
 async function readBoundedJson(request: Request, maxBytes: number): Promise<Result<unknown>> {
+  const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) return fail("too_large", `the request body is limited to ${maxBytes} bytes`);
   const reader = request.body?.getReader();
+  if (declared > DRAIN_LIMIT_BYTES) {
+    await reader?.cancel().catch(() => undefined);
+    return tooLarge;
+  }
   const chunks: Uint8Array[] = [];
   let total = 0;
   while (reader) {
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > maxBytes) {
+    if (total > DRAIN_LIMIT_BYTES) {
       await reader.cancel().catch(() => undefined);
-      return fail("too_large", `the request body is limited to ${maxBytes} bytes`);
+      return tooLarge;
     }
-    chunks.push(value);
+    if (total <= maxBytes) chunks.push(value);
   }
+  if (total > maxBytes) return tooLarge;
   const bytes = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {

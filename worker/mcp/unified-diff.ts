@@ -3,7 +3,8 @@
  * reference MCP filesystem server returns from `edit_file`.
  */
 
-const CONTEXT = 3;
+/** jsdiff's default context, which the reference server uses. */
+const CONTEXT = 4;
 /** Beyond this many differing lines the middle is shown as one replaced block: still a correct patch, found in bounded time. */
 const MAX_EDIT_DISTANCE = 500;
 

@@ -1,0 +1,72 @@
+import type { CapObject } from "../durable-objects/cap-object.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import type { DirEntry, TextFiles } from "./text-files.ts";
+import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "./text-files.ts";
+
+const PAGE = "1000";
+
+/**
+ * {@link TextFiles} over a cap's Durable Object, for code running inside the
+ * worker. Every call is an RPC on the cap's object, so liveness, rights and
+ * the path are decided there, exactly as for the HTTP routes.
+ *
+ * @example
+ * const files = capStubTextFiles(await capStub(c, token));
+ * const handle = createMemoryHandler(files);
+ */
+export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
+  return {
+    async readText(path, maxBytes) {
+      const read = (await cap.readFile(path, { range: null, ifNoneMatch: null })) as Result<ReadShape>;
+      if (!read.ok) return read;
+      const outcome = read.value;
+      if (outcome.status !== "body") return fail("unavailable");
+      if (outcome.meta.size > maxBytes) {
+        await outcome.body.cancel().catch(() => undefined);
+        return tooLarge(maxBytes);
+      }
+      const text = await readTextBody(outcome.body, maxBytes);
+      return text.ok ? ok({ text: text.value, etag: outcome.meta.etag }) : text;
+    },
+
+    async writeText(path, text, options = {}) {
+      const bytes = utf8Bytes(text);
+      const body = new Response(bytes).body ?? new Response("").body!;
+      const written = (await cap.writeFile(path, body, {
+        length: bytes.byteLength,
+        contentType: TEXT_CONTENT_TYPE,
+        ifMatch: options.ifMatch === undefined ? undefined : `"${options.ifMatch}"`,
+        ifNoneMatch: undefined,
+      })) as Result<{ created: boolean; size: number; etag: string }>;
+      return written.ok ? ok({ created: written.value.created, size: written.value.size, etag: written.value.etag }) : written;
+    },
+
+    async stat(path) {
+      const stat = (await cap.statPath(path)) as Result<StatShape>;
+      if (!stat.ok) return stat;
+      const s = stat.value;
+      return ok(s.type === "dir" ? { type: "dir" } : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType });
+    },
+
+    async list(path, maxEntries) {
+      return collectPages(
+        async (cursor) => (await cap.listDir(path, cursor, PAGE)) as Result<{ entries: DirEntry[]; cursor: string | null }>,
+        maxEntries,
+      );
+    },
+
+    async delete(path) {
+      return (await cap.deleteFile(path)) as Result<null>;
+    },
+
+    async move(from, to) {
+      return (await cap.movePath(from, to, false)) as Result<null>;
+    },
+  };
+}
+
+// RPC stubs wrap return types; these are the plain shapes the object returns.
+type ReadShape =
+  | { status: "body"; meta: { size: number; etag: string }; body: ReadableStream<Uint8Array> }
+  | { status: "not_modified" | "unsatisfiable"; meta: { size: number; etag: string } };
+type StatShape = { type: "file"; size: number; etag: string; modified: string; contentType: string } | { type: "dir" };

@@ -1,0 +1,67 @@
+import { isCapError } from "../client/cap-error.ts";
+import type { FsCap } from "../client/fs-cap.ts";
+import { isErrorCode } from "../shared/error-codes.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import type { TextFiles } from "./text-files.ts";
+import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "./text-files.ts";
+
+/**
+ * {@link TextFiles} over the SDK's `FsCap`, for apps that hold a cap URL.
+ * The SDK's `CapError`s come back as failures with the same wire code.
+ *
+ * @example
+ * const files = fsCapTextFiles(new FsCap(process.env.CAPVAULT_CAP!));
+ */
+export function fsCapTextFiles(cap: FsCap): TextFiles {
+  return {
+    readText: (path, maxBytes) =>
+      settle(async () => {
+        const file = await cap.readStream(path);
+        if (file.notModified) return fail("unavailable");
+        if (file.meta.length !== null && file.meta.length > maxBytes) {
+          await file.body.cancel().catch(() => undefined);
+          return tooLarge(maxBytes);
+        }
+        const text = await readTextBody(file.body, maxBytes);
+        return text.ok ? ok({ text: text.value, etag: file.meta.etag }) : text;
+      }),
+
+    writeText: (path, text, options = {}) =>
+      settle(async () => {
+        const written = await cap.write(path, text, {
+          contentType: TEXT_CONTENT_TYPE,
+          ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+        });
+        return ok(written);
+      }),
+
+    stat: (path) =>
+      settle(async () => {
+        const s = await cap.stat(path);
+        return ok(s.type === "dir" ? { type: "dir" } : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType });
+      }),
+
+    list: (path, maxEntries) =>
+      settle(() =>
+        collectPages(
+          (cursor) => settle(async () => ok(await cap.listPage(path, { cursor }))),
+          maxEntries,
+        ),
+      ),
+
+    delete: (path) => settle(async () => ok(await cap.delete(path).then(() => null))),
+
+    move: (from, to) => settle(async () => ok(await cap.move(from, to).then(() => null))),
+  };
+}
+
+/** Runs an SDK call, turning its `CapError` into a failure value with the same code. */
+async function settle<T>(call: () => Promise<Result<T>>): Promise<Result<T>> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isCapError(error)) throw error;
+    // A code from a newer server that this copy does not know is still a refusal.
+    return isErrorCode(error.code) ? fail(error.code, error.message) : fail("unavailable", error.message);
+  }
+}

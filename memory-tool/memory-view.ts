@@ -1,0 +1,59 @@
+import { toCapPath, withoutTrailingSlash, type MemoryPath } from "./memory-path.ts";
+import { done, formatSize, MAX_LINES, numberedLine, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { walkTree } from "./memory-tree.ts";
+import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
+
+/** The reference shows two levels; the walk beneath them (for directory sizes) stops here. */
+export const VIEW_MAX_ENTRIES = 1000;
+const VIEW_DEPTH = 2;
+
+/**
+ * `view`: a directory as `size<TAB>path` lines two levels deep (hidden items
+ * excluded), or a file with numbered lines, optionally a `[start, end]` range
+ * where `end` -1 means the last line.
+ *
+ * A directory's size is the total of the files beneath it: the vault has no
+ * directory inodes, and this is the number a reader can use.
+ */
+export async function viewCommand(files: TextFiles, rawPath: string, viewRange: [number, number] | null): Promise<MemoryResult> {
+  const path = toCapPath(rawPath);
+  if (!path.ok) return refused(path.error, rawPath);
+  const stat = await files.stat(path.value.rel.text);
+  if (!stat.ok) return stat.error.code === "not_found" ? missing(path.value) : refused(stat.error, rawPath);
+  return stat.value.type === "dir" ? viewDirectory(files, path.value) : viewFile(files, path.value, viewRange);
+}
+
+async function viewDirectory(files: TextFiles, path: MemoryPath): Promise<MemoryResult> {
+  const tree = await walkTree(files, path.rel.text, { maxEntries: VIEW_MAX_ENTRIES, skipHidden: true });
+  if (!tree.ok) return tree.error.code === "not_found" ? missing(path) : refused(tree.error, path.shown);
+  const base = withoutTrailingSlash(path.shown);
+  const lines = [`${formatSize(tree.value.size)}\t${path.shown}`];
+  for (const entry of tree.value.entries) {
+    if (entry.depth > VIEW_DEPTH) continue;
+    lines.push(`${formatSize(entry.size)}\t${base}/${entry.path}${entry.type === "dir" ? "/" : ""}`);
+  }
+  if (!tree.value.complete) lines.push(`(listing stopped after ${VIEW_MAX_ENTRIES} entries; view a subdirectory to see more)`);
+  return done(`Here're the files and directories up to 2 levels deep in ${path.shown}, excluding hidden items:\n${lines.join("\n")}`);
+}
+
+async function viewFile(files: TextFiles, path: MemoryPath, viewRange: [number, number] | null): Promise<MemoryResult> {
+  const file = await files.readText(path.rel.text, MAX_TEXT_BYTES);
+  if (!file.ok) return file.error.code === "not_found" ? missing(path) : refused(file.error, path.shown);
+  const lines = file.value.text.split("\n");
+  if (lines.length > MAX_LINES) return refuse("too_large", `File ${path.shown} exceeds maximum line limit of 999,999 lines.`);
+  let shown = lines;
+  let first = 1;
+  if (viewRange !== null) {
+    // The reference's slicing, kept exactly: start clamps to 1, -1 ends at the last line.
+    const start = Math.max(1, viewRange[0]) - 1;
+    const end = viewRange[1] === -1 ? lines.length : viewRange[1];
+    shown = lines.slice(start, end);
+    first = start + 1;
+  }
+  const numbered = shown.map((line, i) => numberedLine(first + i, line));
+  return done(`Here's the content of ${path.shown} with line numbers:\n${numbered.join("\n")}`);
+}
+
+function missing(path: MemoryPath): MemoryResult {
+  return refuse("not_found", `The path ${path.shown} does not exist. Please provide a valid path.`);
+}

@@ -1,0 +1,126 @@
+import { fail, ok, type Result } from "../shared/result.ts";
+
+/**
+ * The few cap operations the memory tool (and the MCP tools) need, as text.
+ * Paths are relative to the cap's root, exactly as the cap's parser expects
+ * them (`""` is the root); the cap judges every one of them again.
+ *
+ * Two implementations: over a cap's Durable Object stub (inside the worker)
+ * and over the SDK's `FsCap` (in apps). Failures are values carrying the wire
+ * code, never exceptions.
+ *
+ * @example
+ * const file = await files.readText("notes/today.md", MAX_TEXT_BYTES);
+ * if (file.ok) await files.writeText("notes/today.md", file.value.text + "more\n", { ifMatch: file.value.etag });
+ */
+export interface TextFiles {
+  /** A whole file as UTF-8 text; `too_large` past `maxBytes`, `bad_request` when it is not UTF-8. */
+  readText(path: string, maxBytes: number): Promise<Result<TextFile>>;
+  /** Creates or replaces a file; with `ifMatch`, only while the file still has that etag (`precondition_failed`). */
+  writeText(path: string, text: string, options?: { ifMatch?: string }): Promise<Result<WrittenFile>>;
+  stat(path: string): Promise<Result<PathInfo>>;
+  /** Direct children in UTF-8 order, following cursors; at most `maxEntries` of them. */
+  list(path: string, maxEntries: number): Promise<Result<Listing>>;
+  /** Deletes one file. */
+  delete(path: string): Promise<Result<null>>;
+  /** Moves one file; an existing destination is a `conflict`, never overwritten. */
+  move(from: string, to: string): Promise<Result<null>>;
+}
+
+export interface TextFile {
+  text: string;
+  /** Unquoted hex MD5, for `ifMatch`. */
+  etag: string;
+}
+
+export interface WrittenFile {
+  created: boolean;
+  size: number;
+  etag: string;
+}
+
+export type PathInfo =
+  | { type: "file"; size: number; etag: string; modified: string; contentType: string }
+  | { type: "dir" };
+
+export interface DirEntry {
+  name: string;
+  type: "file" | "dir";
+  size?: number;
+}
+
+export interface Listing {
+  entries: DirEntry[];
+  /** False when the directory holds more than `maxEntries`. */
+  complete: boolean;
+}
+
+/** Files the memory tool and the MCP tools read whole; larger ones are `too_large`. */
+export const MAX_TEXT_BYTES = 2 * 1024 * 1024;
+
+export const TEXT_CONTENT_TYPE = "text/plain; charset=utf-8";
+
+/**
+ * Reads a body as UTF-8, refusing more than `maxBytes` without buffering them.
+ * A BOM is kept, so an edit never silently drops it.
+ */
+export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Result<string>> {
+  if (body === null) return ok("");
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
+  } catch {
+    return fail("bad_request", "the file is not UTF-8 text");
+  }
+}
+
+/**
+ * Follows listing cursors until the last page or `maxEntries`, whichever
+ * comes first, so one huge directory cannot exhaust the caller.
+ */
+export async function collectPages(
+  fetchPage: (cursor: string | null) => Promise<Result<{ entries: DirEntry[]; cursor: string | null }>>,
+  maxEntries: number,
+): Promise<Result<Listing>> {
+  const entries: DirEntry[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await fetchPage(cursor);
+    if (!page.ok) return page;
+    for (const e of page.value.entries) {
+      if (entries.length === maxEntries) return ok({ entries, complete: false });
+      entries.push(e.type === "file" ? { name: e.name, type: "file", size: e.size ?? 0 } : { name: e.name, type: "dir" });
+    }
+    // A cursor handed back unchanged would loop forever.
+    if (page.value.cursor !== null && page.value.cursor === cursor) return fail("unavailable");
+    if (page.value.cursor !== null && entries.length === maxEntries) return ok({ entries, complete: false });
+    cursor = page.value.cursor;
+  } while (cursor !== null);
+  return ok({ entries, complete: true });
+}
+
+export function tooLarge<T>(maxBytes: number): Result<T> {
+  return fail("too_large", `files read as text are limited to ${maxBytes} bytes`);
+}
+
+export function utf8Bytes(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}

@@ -1,0 +1,282 @@
+/**
+ * The cap-scoped MCP endpoint through the official MCP client SDK against
+ * the running launcher: tools offered per rights, each tool's happy path,
+ * hostile paths as tool errors carrying the wire code, delegation with
+ * create_subdir_cap, and no response naming the root prefix.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FsCap } from "../../client/fs-cap.ts";
+import type { Right } from "../../shared/rights.ts";
+import { startTestVault, type TestVault } from "../../test/node/test-vault.ts";
+
+const PREFIX = "secret-prefix-xyz/";
+let vault: TestVault;
+let fs: FsCap;
+const clients: Client[] = [];
+/** Everything any MCP response carried, checked at the end for the root prefix. */
+const seen: string[] = [];
+
+beforeAll(async () => {
+  vault = await startTestVault();
+  const response = await fetch(`${vault.url}/admin/roots`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ backend: "r2", prefix: PREFIX, label: "mcp" }),
+  });
+  expect(response.status).toBe(201);
+  fs = new FsCap(((await response.json()) as { url: string }).url);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
+  await vault?.stop();
+});
+
+async function connect(capUrl: string): Promise<Client> {
+  const client = new Client({ name: "capvault-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${capUrl}/mcp`)));
+  clients.push(client);
+  seen.push(client.getInstructions() ?? "");
+  return client;
+}
+
+async function toolNames(client: Client): Promise<string[]> {
+  const { tools } = await client.listTools();
+  seen.push(JSON.stringify(tools));
+  return tools.map((t) => t.name);
+}
+
+interface ToolText {
+  text: string;
+  isError: boolean;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<ToolText> {
+  const result = (await client.callTool({ name, arguments: args })) as { content: { type: string; text?: string }[]; isError?: boolean };
+  const text = result.content.map((c) => c.text ?? "").join("\n");
+  seen.push(text);
+  return { text, isError: result.isError === true };
+}
+
+const ok = async (client: Client, name: string, args: Record<string, unknown>) => {
+  const result = await call(client, name, args);
+  expect(result.isError, result.text).toBe(false);
+  return result.text;
+};
+
+const ALL_TOOLS = [
+  "read_file",
+  "write_file",
+  "edit_file",
+  "list_directory",
+  "directory_tree",
+  "get_file_info",
+  "delete_file",
+  "move_file",
+  "create_subdir_cap",
+];
+
+describe("tools offered follow the cap's rights", () => {
+  it("a cap with every right gets every tool, each saying paths are relative to the cap", async () => {
+    const client = await connect(fs.url);
+    expect(await toolNames(client)).toEqual(ALL_TOOLS);
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(tool.description, tool.name).toMatch(/relative to (the|this) capability's root/);
+  });
+
+  it.each<[Right[], string[]]>([
+    [["read", "list"], ["read_file", "list_directory", "directory_tree", "get_file_info"]],
+    [["read"], ["read_file", "get_file_info"]],
+    [["list"], ["list_directory", "directory_tree", "get_file_info"]],
+    [["write"], ["write_file"]],
+    [["read", "write"], ["read_file", "write_file", "edit_file", "get_file_info"]],
+    [["delete"], ["delete_file"]],
+    [["write", "delete"], ["write_file", "delete_file", "move_file"]],
+    [["subdir"], ["create_subdir_cap"]],
+  ])("rights %j → %j", async (rights, expected) => {
+    const sub = await fs.subdir({ path: "", rights });
+    expect(await toolNames(await connect(sub.url))).toEqual(expected);
+  });
+
+  it("a tool the cap lacks the right for cannot be called anyway", async () => {
+    await fs.write("guarded.md", "keep");
+    const readOnly = await connect((await fs.subdir({ path: "", rights: ["read", "list"] })).url);
+    const result = await call(readOnly, "delete_file", { path: "guarded.md" });
+    expect(result.isError).toBe(true);
+    expect(await fs.readText("guarded.md")).toBe("keep");
+  });
+});
+
+describe("each tool on a full cap", () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect(fs.url);
+  });
+
+  it("write_file, read_file, get_file_info", async () => {
+    expect(await ok(client, "write_file", { path: "notes/a.md", content: "line1\nline2\nline3\n" })).toBe("Successfully wrote to notes/a.md");
+    expect(await ok(client, "read_file", { path: "notes/a.md" })).toBe("line1\nline2\nline3\n");
+    const info = await ok(client, "get_file_info", { path: "notes/a.md" });
+    expect(info).toMatch(/^type: file\nsize: 18\nmodified: \d{4}-\d\d-\d\dT[\d:.]+Z\netag: [0-9a-f]{32}\ncontentType: text\/plain; charset=utf-8$/);
+    expect(await ok(client, "get_file_info", { path: "notes" })).toBe("type: directory");
+    expect(await ok(client, "get_file_info", {})).toBe("type: directory");
+  });
+
+  it("edit_file returns a diff, writes only without dryRun, and refuses ambiguous edits", async () => {
+    const diff = [
+      "```diff",
+      "Index: notes/a.md",
+      "===================================================================",
+      "--- notes/a.md\toriginal",
+      "+++ notes/a.md\tmodified",
+      "@@ -1,3 +1,3 @@",
+      " line1",
+      "-line2",
+      "+LINE2",
+      " line3",
+      "```",
+      "",
+      "",
+    ].join("\n");
+    const edits = [{ oldText: "line2", newText: "LINE2" }];
+    expect(await ok(client, "edit_file", { path: "notes/a.md", edits, dryRun: true })).toBe(diff);
+    expect(await fs.readText("notes/a.md")).toBe("line1\nline2\nline3\n");
+    expect(await ok(client, "edit_file", { path: "notes/a.md", edits })).toBe(diff);
+    expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
+
+    const ambiguous = await call(client, "edit_file", { path: "notes/a.md", edits: [{ oldText: "line", newText: "x" }] });
+    expect(ambiguous).toEqual({ isError: true, text: "bad_request: edit 1: oldText appears more than once; include more surrounding text to make it unique" });
+    const partly = await call(client, "edit_file", {
+      path: "notes/a.md",
+      edits: [
+        { oldText: "line1", newText: "first" },
+        { oldText: "absent", newText: "x" },
+      ],
+    });
+    expect(partly).toEqual({ isError: true, text: "bad_request: edit 2: oldText does not appear verbatim in the file" });
+    expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
+    expect(await call(client, "edit_file", { path: "notes/none.md", edits })).toEqual({ isError: true, text: "not_found: nothing at that path" });
+  });
+
+  it("list_directory and directory_tree", async () => {
+    await fs.write("top.md", "t");
+    await fs.write("notes/deep/er/est.md", "d");
+    expect(await ok(client, "list_directory", { path: "" })).toBe("[FILE] guarded.md\n[DIR] notes\n[FILE] top.md");
+    expect(await ok(client, "list_directory", { path: "notes" })).toBe("[FILE] a.md\n[DIR] deep");
+    const tree = JSON.parse(await ok(client, "directory_tree", { path: "notes", maxDepth: 2 }));
+    expect(tree).toEqual([
+      { name: "a.md", type: "file" },
+      { name: "deep", type: "directory", children: [{ name: "er", type: "directory", truncated: true }] },
+    ]);
+    const tooDeep = await call(client, "directory_tree", { path: "", maxDepth: 99 });
+    expect(tooDeep.isError).toBe(true);
+  });
+
+  it("move_file and delete_file", async () => {
+    expect(await ok(client, "move_file", { source: "top.md", destination: "moved/top.md" })).toBe("Successfully moved top.md to moved/top.md");
+    expect(await fs.readText("moved/top.md")).toBe("t");
+    await fs.write("other.md", "o");
+    expect(await call(client, "move_file", { source: "other.md", destination: "moved/top.md" })).toMatchObject({ isError: true, text: expect.stringMatching(/^conflict: /) });
+    expect(await fs.readText("other.md")).toBe("o");
+    expect(await ok(client, "delete_file", { path: "moved/top.md" })).toBe("Successfully deleted moved/top.md");
+    await expect(fs.stat("moved/top.md")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("create_subdir_cap hands out a working cap with no more rights, scoped to the folder", async () => {
+    const minted = JSON.parse(await ok(client, "create_subdir_cap", { path: "notes", rights: ["read", "list"], label: "sub-agent" }));
+    expect(minted).toEqual({ url: expect.stringMatching(/\/object\/[a-z2-7]{32}$/), id: expect.any(String), rights: ["read", "list"], expiresAt: null });
+    const child = await connect(minted.url);
+    expect(await toolNames(child)).toEqual(["read_file", "list_directory", "directory_tree", "get_file_info"]);
+    expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
+    expect(await call(child, "read_file", { path: "../top.md" })).toEqual({ isError: true, text: "path_escapes: path escapes" });
+    expect(await call(child, "read_file", { path: "../other.md" })).toEqual({ isError: true, text: "path_escapes: path escapes" });
+
+    // The grandchild can only narrow further.
+    const ttl = JSON.parse(await ok(client, "create_subdir_cap", { path: "notes", rights: ["read"], ttlSeconds: 60 }));
+    expect(Date.parse(ttl.expiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
+    const narrow = await connect((await fs.subdir({ path: "notes", rights: ["read", "subdir"] })).url);
+    expect(await call(narrow, "create_subdir_cap", { path: "", rights: ["read", "write"] })).toEqual({
+      isError: true,
+      text: "forbidden: a child cannot hold rights its parent lacks",
+    });
+  });
+});
+
+describe("hostile paths come back as tool errors carrying the wire code", () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ["read_file", { path: "../../../etc/passwd" }, "path_escapes: path escapes"],
+    ["read_file", { path: "/etc/passwd" }, "absolute_path: absolute paths forbidden"],
+    ["read_file", { path: "C:\\Windows\\win.ini" }, "absolute_path: absolute paths forbidden"],
+    ["read_file", { path: "a/./b" }, "invalid_path: empty and '.' segments are not allowed"],
+    ["read_file", { path: "" }, "invalid_path: a file operation needs a file name"],
+    ["write_file", { path: "notes/../../x.md", content: "x" }, "path_escapes: path escapes"],
+    ["edit_file", { path: "../x.md", edits: [{ oldText: "a", newText: "b" }] }, "path_escapes: path escapes"],
+    ["list_directory", { path: ".." }, "path_escapes: path escapes"],
+    ["list_directory", { path: "/" }, "absolute_path: absolute paths forbidden"],
+    ["directory_tree", { path: "~/" }, "absolute_path: absolute paths forbidden"],
+    ["get_file_info", { path: "a/../.." }, "path_escapes: path escapes"],
+    ["delete_file", { path: "../notes/a.md" }, "path_escapes: path escapes"],
+    ["move_file", { source: "notes/a.md", destination: "../a.md" }, "path_escapes: path escapes"],
+    ["move_file", { source: "/etc/passwd", destination: "p.md" }, "absolute_path: absolute paths forbidden"],
+    ["create_subdir_cap", { path: ".." }, "path_escapes: path escapes"],
+    ["create_subdir_cap", { path: "/" }, "absolute_path: absolute paths forbidden"],
+  ])("%s %j → %s", async (name, args, text) => {
+    const client = await connect(fs.url);
+    expect(await call(client, name, args)).toEqual({ isError: true, text });
+    expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
+  });
+});
+
+describe("the endpoint", () => {
+  it("answers unknown, malformed and revoked tokens with the same 404 as every other route", async () => {
+    const unknown = `${vault.url}/object/${"b".repeat(32)}`;
+    const reference = await fetch(unknown);
+    expect(reference.status).toBe(404);
+    const referenceBody = await reference.text();
+    const revoked = await fs.subdir({ path: "notes" });
+    await revoked.revoke();
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    };
+    for (const capUrl of [unknown, `${vault.url}/object/nope`, revoked.url]) {
+      for (const method of ["POST", "GET", "DELETE"]) {
+        const response = await fetch(`${capUrl}/mcp`, {
+          method,
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          ...(method === "POST" ? { body: JSON.stringify(init) } : {}),
+        });
+        expect(response.status, `${method} ${capUrl}`).toBe(404);
+        expect(await response.text()).toBe(referenceBody);
+      }
+    }
+    await expect(connect(revoked.url)).rejects.toThrow();
+  });
+
+  it("is stateless: GET (no server stream) is 405", async () => {
+    const response = await fetch(`${fs.url}/mcp`, { headers: { accept: "text/event-stream" } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("POST");
+  });
+
+  it("a cap revoked between calls stops answering at once", async () => {
+    const sub = await fs.subdir({ path: "notes" });
+    const client = await connect(sub.url);
+    expect(await ok(client, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
+    await sub.revoke();
+    await expect(client.callTool({ name: "read_file", arguments: { path: "a.md" } })).rejects.toThrow(/no_such_cap/);
+  });
+
+  it("no response, description or instruction names the root prefix or a host path", () => {
+    expect(seen.length).toBeGreaterThan(50);
+    for (const text of seen) {
+      expect(text).not.toContain("secret-prefix-xyz");
+      expect(text).not.toContain(vault.state);
+      expect(text).not.toContain(vault.diskRoot);
+    }
+  });
+});
