@@ -1,4 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,7 +12,8 @@ process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
 // The real Node disk host, plugged in exactly as the launcher does it, so the
 // same suites run against R2 and against a real folder.
 const diskRoot = mkdtempSync(path.join(os.tmpdir(), "capvault-workers-disk-"));
-const disk = createDiskHost({ baseDir: diskRoot });
+const diskSecret = randomBytes(32).toString("base64url");
+const disk = createDiskHost({ baseDir: diskRoot, secret: diskSecret });
 
 export default defineConfig({
   plugins: [
@@ -19,7 +21,7 @@ export default defineConfig({
       main: "./worker/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot },
+        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot, CAPVAULT_DISK_SECRET: diskSecret },
         serviceBindings: { DISK: (request: Request) => disk.fetch(request) },
       },
     }),

@@ -4,7 +4,7 @@
  * storage-adapters/disk-storage.ts; the wire format storage-adapters/disk-protocol.ts).
  *
  * Public API (import from here):
- *   createDiskHost({ baseDir, fileMode?, dirMode? }): DiskHost   (synchronous; throws if unusable)
+ *   createDiskHost({ baseDir, secret, fileMode?, dirMode? }): DiskHost   (synchronous; throws if unusable)
  *   DiskHost.fetch(request): Promise<Response>   the DISK binding; never throws, never names a host path
  *   DiskHost.cleanStaleTemps(): Promise<void>     run once at start, before serving
  *   DiskHost.close(): Promise<void>               waits for calls in progress, then releases the held
@@ -17,10 +17,12 @@
  * reserved `<base>/.capvault-meta/` (meta-store.ts). Linux only: it relies on
  * /proc/self/fd to emulate openat().
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import { constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fail } from "../shared/result.ts";
+import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
@@ -36,6 +38,12 @@ export interface DiskHostOptions {
   fileMode?: number;
   /** Mode of folders the vault creates; default 0o700. */
   dirMode?: number;
+  /**
+   * Every call must carry this in the `capvault-disk-secret` header. The
+   * binding is reached over an unauthenticated local HTTP server, so without
+   * it any local process could read and write the folder with no cap at all.
+   */
+  secret: string;
 }
 
 export interface DiskHost {
@@ -49,11 +57,15 @@ export interface DiskHost {
 
 /**
  * @example
- * const disk = createDiskHost({ baseDir: settings.diskRoot });
+ * const disk = createDiskHost({ baseDir: settings.diskRoot, secret });
  * await disk.cleanStaleTemps();
  * new Miniflare({ ..., serviceBindings: { DISK: (request) => disk.fetch(request) } });
  */
 export function createDiskHost(options: DiskHostOptions): DiskHost {
+  if (options.secret.length < 16) throw new Error("the disk host needs a secret of at least 16 characters");
+  const expected = createHash("sha256").update(options.secret).digest();
+  const secretMatches = (presented: string | null): boolean =>
+    presented !== null && timingSafeEqual(createHash("sha256").update(presented).digest(), expected);
   const fileMode = options.fileMode ?? 0o600;
   const dirMode = options.dirMode ?? 0o700;
   const baseDir = resolve(options.baseDir);
@@ -74,6 +86,10 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   let idle: (() => void) | null = null;
   return {
     async fetch(request) {
+      if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
+        await request.body?.cancel().catch(() => undefined);
+        return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+      }
       const ctx = closing ? null : await ready.catch(() => null);
       if (!ctx || closing) return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
       running++;

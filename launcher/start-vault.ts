@@ -1,4 +1,5 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
@@ -26,17 +27,21 @@ const MARKER = "vault.json";
  */
 export async function startVault(settings: Settings): Promise<RunningVault> {
   await mkdir(settings.state, { recursive: true, mode: 0o700 });
+  // The state folder holds every cap's record and the admin token: owner only.
+  await chmod(settings.state, 0o700);
   await mkdir(settings.diskRoot, { recursive: true, mode: 0o700 });
   const { token: adminToken, fresh } = await loadAdminToken(settings.state, settings.adminToken);
   const scriptPath = await buildWorker(path.join(settings.state, "build"));
   const config = unstable_readConfig({ config: path.join(PROJECT_ROOT, "wrangler.toml") }, { hideWarnings: true });
 
-  const disk = createDiskHost({ baseDir: settings.diskRoot });
+  // Shared by the worker and the disk host only, new at every start.
+  const diskSecret = randomBytes(32).toString("base64url");
+  const disk = createDiskHost({ baseDir: settings.diskRoot, secret: diskSecret });
   // Temp files of writes cut short by a crash are never visible through the
   // API, but they are removed here so they do not pile up.
   await disk.cleanStaleTemps();
 
-  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken };
+  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret };
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   if (settings.publicUrl !== null) bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 

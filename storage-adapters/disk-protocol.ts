@@ -51,6 +51,12 @@ export interface DiskAnswers {
 
 /** Carries `{ meta, range }` of a read whose body is the file's bytes. */
 export const READ_META_HEADER = "capvault-disk-read";
+/**
+ * Carries the secret the launcher shares with the worker. The service binding
+ * travels over Miniflare's loopback HTTP server, which any local process can
+ * reach; without the secret a caller could skip every cap check.
+ */
+export const DISK_SECRET_HEADER = "capvault-disk-secret";
 /** The JSON part of a frame may not be longer; it holds at most a few KiB of paths. */
 export const MAX_CALL_BYTES = 64 * 1024;
 

@@ -3,6 +3,7 @@ import { fail, ok, type Result } from "../shared/result.ts";
 import {
   decodeReadMeta,
   decodeResult,
+  DISK_SECRET_HEADER,
   encodeCallHead,
   READ_META_HEADER,
   type DiskAnswers,
@@ -34,11 +35,14 @@ export interface DiskFetcher {
  * The key-length checks mirror the R2 adapter so both refuse the same paths.
  *
  * @example
- * const storage = new DiskStorage(env.DISK);
+ * const storage = new DiskStorage(env.DISK, env.CAPVAULT_DISK_SECRET);
  * const page = await storage.list(["notes/"], parsedPath, { after: null, limit: 100 });
  */
 export class DiskStorage implements StorageAdapter {
-  constructor(private readonly disk: DiskFetcher) {}
+  constructor(
+    private readonly disk: DiskFetcher,
+    private readonly secret: string,
+  ) {}
 
   async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
     const key = fileKey(root, path);
@@ -128,7 +132,7 @@ export class DiskStorage implements StorageAdapter {
   private async send(call: DiskCall, content?: ReadableStream<Uint8Array>): Promise<Response | null> {
     const head = encodeCallHead(call);
     const body = content ? prepend(head, content) : head;
-    const init = { method: "POST", body, duplex: "half" };
+    const init = { method: "POST", body, duplex: "half", headers: { [DISK_SECRET_HEADER]: this.secret } };
     try {
       const response = await this.disk.fetch(new Request(`http://capvault-disk/${call.op}`, init as RequestInit));
       if (response.status === 200) return response;

@@ -10,6 +10,6 @@ export function selectStorage(env: Env, backend: Backend): StorageAdapter | null
     case "r2":
       return new R2Storage(env.BUCKET);
     case "disk":
-      return env.DISK ? new DiskStorage(env.DISK) : null;
+      return env.DISK && env.CAPVAULT_DISK_SECRET ? new DiskStorage(env.DISK, env.CAPVAULT_DISK_SECRET) : null;
   }
 }

@@ -8,6 +8,8 @@ export interface Env {
   BUCKET: R2Bucket;
   /** The Node-side disk host; present only under the local launcher. */
   DISK?: Fetcher;
+  /** Shared with the disk host by the launcher; proves a call comes from this worker. */
+  CAPVAULT_DISK_SECRET?: string;
   CAPVAULT_ADMIN_TOKEN?: string;
   CAPVAULT_MAX_FILE_BYTES?: string;
   /** Origin used in returned cap URLs; defaults to the request's own origin. */

@@ -37,7 +37,8 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
   await mkdir(join(outside, "dir"), { recursive: true });
   await writeFile(join(outside, "secret.txt"), SECRET);
   await writeFile(join(outside, "dir", "inner.txt"), SECRET);
-  const host = createDiskHost({ baseDir: base, ...options });
+  const secret = "fixture-secret-0123456789";
+  const host = createDiskHost({ baseDir: base, secret, ...options });
   const answers: string[] = [];
   const storage = new DiskStorage({
     async fetch(request) {
@@ -46,7 +47,7 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
       if (response.headers.get("content-type") === "application/json") answers.push(await response.clone().text());
       return response;
     },
-  });
+  }, secret);
   return {
     top,
     base,

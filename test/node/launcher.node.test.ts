@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -117,6 +118,44 @@ describe("over real HTTP", () => {
     }
     // Tokens appear only where the launcher hands out the first root caps.
     expect(vault.output().split(token).length - 1).toBe(1);
+  });
+});
+
+describe("the disk host behind the worker", () => {
+  /** The port of Miniflare's loopback server, which carries the DISK service binding: it is on workerd's command line. */
+  async function loopbackPort(): Promise<number> {
+    for (const pid of await readdir("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+      if (!cmdline.includes("workerd") || Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== vault.pgid) continue;
+      const m = /--external-addr=loopback=[^:]+:(\d+)/.exec(cmdline.replaceAll("\0", " "));
+      if (m) return Number(m[1]);
+    }
+    throw new Error("no loopback port found");
+  }
+
+  it("refuses calls that do not carry the launcher's secret, even from this machine", async () => {
+    await writeFile(path.join(vault.diskRoot, "private.txt"), "host secret");
+    const port = await loopbackPort();
+    const call = (op: string, json: object, secret?: string) =>
+      fetch(`http://127.0.0.1:${port}/${op}`, {
+        method: "POST",
+        headers: { "MF-Custom-Fetch-Service": "0/#DISK", ...(secret ? { "capvault-disk-secret": secret } : {}) },
+        body: Buffer.from(encodeCallHead(json as never)),
+      });
+    for (const secret of [undefined, "guessed-secret-0123456789"]) {
+      const read = await call("read", { op: "read", root: [""], path: ["private.txt"], range: null, ifNoneMatch: null }, secret);
+      const text = await read.text();
+      expect(text).not.toContain("host secret");
+      expect(text).toContain("unavailable");
+      const listing = await (await call("list", { op: "list", root: [""], path: [], after: null, limit: 10 }, secret)).text();
+      expect(listing).not.toContain("private.txt");
+      await (await call("write", { op: "write", root: [""], path: ["planted.txt"], length: 0, contentType: "x", ifMatch: null, ifNoneMatch: null }, secret)).text();
+    }
+    await expect(stat(path.join(vault.diskRoot, "planted.txt"))).rejects.toThrow();
+    // Through a cap, the same file is reachable.
+    expect(await (await fetch(`${vault.diskCapUrl}/file?path=private.txt`)).text()).toBe("host secret");
   });
 });
 
