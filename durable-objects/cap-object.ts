@@ -67,6 +67,13 @@ export interface ListResult {
  */
 export class CapObject extends DurableObject<Env> {
   private readonly audit = new AuditLog(this.ctx.storage.sql);
+  /**
+   * Transfers and mutations running through this cap. Authority is checked
+   * when an operation starts, so revocation must also stop the ones already
+   * running: it aborts their streams and waits for them, and only then
+   * answers, so nothing lands through a cap after its revocation returned.
+   */
+  private readonly running = new Set<{ abort: AbortController; settled: Promise<unknown> }>();
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -141,7 +148,14 @@ export class CapObject extends DurableObject<Env> {
     const access = await this.authorize(["read"], rawPath);
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
-    return storage.read(cap.root, path, options);
+    const read = await storage.read(cap.root, path, options);
+    if (!read.ok || read.value.status !== "body") return read;
+    // A download in progress is cut off when the cap is revoked.
+    const abort = new AbortController();
+    const entry = { abort, settled: Promise.resolve() };
+    this.running.add(entry);
+    const body = cutOnAbort(read.value.body, abort.signal, () => this.running.delete(entry));
+    return ok({ ...read.value, body });
   }
 
   async writeFile(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
@@ -155,12 +169,17 @@ export class CapObject extends DurableObject<Env> {
     if (request.length > this.maxFileBytes()) {
       return drain(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
     }
-    return storage.write(cap.root, path, body, {
-      length: request.length,
-      contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
-      ifMatch: request.ifMatch,
-      ifNoneMatch: request.ifNoneMatch,
-    });
+    const written = await this.revocable(async (signal) =>
+      storage.write(cap.root, path, cutOnAbort(body, signal), {
+        length: request.length,
+        contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
+        ifMatch: request.ifMatch,
+        ifNoneMatch: request.ifNoneMatch,
+      }),
+    );
+    // A write cut short by revocation stored nothing; say so as the cap would now.
+    if (!written.ok && !(await this.live())) return noSuchCap();
+    return written;
   }
 
   async deleteFile(rawPath: string | null): Promise<Result<null>> {
@@ -214,7 +233,7 @@ export class CapObject extends DurableObject<Env> {
   /** Mints a child cap: a subtree (or the same root) with no more rights and no later expiry. */
   async mintChild(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
     const minted = await this.mintUnaudited(request, origin);
-    this.recordIfLive("subdir", request.path, minted, true, minted.ok ? minted.value.id : null);
+    await this.recordIfLive("subdir", request.path, minted, true, minted.ok ? minted.value.id : null);
     return minted;
   }
 
@@ -279,7 +298,7 @@ export class CapObject extends DurableObject<Env> {
     const outcome = await this.capStub(child.key).revokeSubtree();
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(CHILD + id);
-    this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
+    await this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
     return outcome;
   }
 
@@ -297,14 +316,29 @@ export class CapObject extends DurableObject<Env> {
    * Runs an operation and writes its audit line: every mutation, and every
    * refusal that shows someone reaching past the cap. Dead caps keep no log.
    */
+  /** Runs a mutation that revocation may abort, and that revocation waits for. */
+  private async revocable<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const abort = new AbortController();
+    const settled = run(abort.signal);
+    const entry = { abort, settled: settled.catch(() => undefined) };
+    this.running.add(entry);
+    try {
+      return await settled;
+    } finally {
+      this.running.delete(entry);
+    }
+  }
+
   private async audited<T>(op: string, rawPath: string | null, mutation: boolean, run: () => Promise<Result<T>>): Promise<Result<T>> {
     const result = await run();
-    this.recordIfLive(op, rawPath, result, mutation, null);
+    await this.recordIfLive(op, rawPath, result, mutation, null);
     return result;
   }
 
-  private recordIfLive(op: string, path: string | null, result: Result<unknown>, mutation: boolean, child: string | null): void {
+  private async recordIfLive(op: string, path: string | null, result: Result<unknown>, mutation: boolean, child: string | null): Promise<void> {
     if (!result.ok && result.error.code === "no_such_cap") return;
+    // Revoked while the operation ran: a dead cap keeps no log.
+    if (!(await this.live())) return;
     if (mutation || (!result.ok && AUDITED_REFUSALS.has(result.error.code))) this.audit.record(op, path, result, child);
   }
 
@@ -353,16 +387,22 @@ export class CapObject extends DurableObject<Env> {
     const children = await this.ctx.storage.list<ChildRecord>({ prefix: CHILD });
     const pending: CapRef[] = [...(earlier?.pending ?? []), ...[...children.values()].map(({ id, key }) => ({ id, key }))];
     if (!cap && !earlier) return { pending: 0 };
+    const stopping = [...this.running];
+    for (const op of stopping) op.abort.abort();
     if (pending.length === 0) {
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();
+      await Promise.all(stopping.map((op) => op.settled));
       return { pending: 0 };
     }
     await this.ctx.storage.deleteAll();
     await this.ctx.storage.put(TOMBSTONE, { pending, parent: cap?.parent ?? earlier?.parent ?? null } satisfies Tombstone);
     await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
 
-    const results = await Promise.allSettled(pending.map((ref) => this.capStub(ref.key).revokeSubtree()));
+    const [results] = await Promise.all([
+      Promise.allSettled(pending.map((ref) => this.capStub(ref.key).revokeSubtree())),
+      Promise.all(stopping.map((op) => op.settled)),
+    ]);
     const stillPending: CapRef[] = [];
     let deeper = 0;
     results.forEach((r, i) => {
@@ -394,6 +434,30 @@ export class CapObject extends DurableObject<Env> {
 
 function noSuchCap<T>(): Result<T> {
   return fail("no_such_cap");
+}
+
+/**
+ * Passes a stream through, erroring it at once when `signal` aborts, even
+ * while a read is pending: storage then sees a failed body and stores
+ * nothing (R2 puts and disk renames are all or nothing).
+ */
+function cutOnAbort(source: ReadableStream<Uint8Array>, signal: AbortSignal, onEnd?: () => void): ReadableStream<Uint8Array> {
+  let controller!: TransformStreamDefaultController<Uint8Array>;
+  const guard = new TransformStream<Uint8Array, Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+  });
+  const cut = () => controller.error(new Error("revoked"));
+  signal.addEventListener("abort", cut, { once: true });
+  source
+    .pipeTo(guard.writable)
+    .catch(() => undefined)
+    .finally(() => {
+      signal.removeEventListener("abort", cut);
+      onEnd?.();
+    });
+  return guard.readable;
 }
 
 async function drain<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {

@@ -192,3 +192,39 @@ describe("persistence", () => {
     }
   }, 120_000);
 });
+
+describe("revocation against transfers in flight", () => {
+  it("a write still streaming when its cap is revoked lands nowhere", async () => {
+    for (const rootUrl of [vault.rootCapUrl, vault.diskCapUrl]) {
+      const sub = (await (await fetch(`${rootUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "inflight" }) })).json()) as { url: string };
+      const size = 32 * 1024 * 1024;
+      const piece = new Uint8Array(256 * 1024).fill(1);
+      let sent = 0;
+      let revoking: Promise<Response> | null = null;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          if (sent >= size) return c.close();
+          // Revoke once 4 MiB are on their way, then keep sending, slowly.
+          if (sent === 4 * 1024 * 1024) revoking = fetch(sub.url, { method: "DELETE" });
+          if (revoking) await new Promise((r) => setTimeout(r, 5));
+          sent += piece.length;
+          c.enqueue(piece);
+        },
+      });
+      const put = await fetch(`${sub.url}/file?path=late.bin`, {
+        method: "PUT",
+        body,
+        headers: { "content-length": String(size) },
+        duplex: "half",
+      } as RequestInit).catch(() => null);
+      expect(revoking).not.toBeNull();
+      expect((await revoking!).status).toBe(204);
+      if (put) {
+        expect(put.status).toBe(404);
+        expect(((await put.json()) as { error: { code: string } }).error.code).toBe("no_such_cap");
+      }
+      const stat = await fetch(`${rootUrl}/stat?path=inflight/late.bin`);
+      expect(stat.status).toBe(404);
+    }
+  }, 60_000);
+});
