@@ -4,7 +4,7 @@ import { failure } from "../shared/result.ts";
 import { secretsEqual } from "../shared/token.ts";
 import { publicOrigin, type AppEnv } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
-import { readJson } from "./json-body.ts";
+import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 
 /** Admin routes mint, list and revoke root caps; they need `Authorization: Bearer <admin token>`. */
 export const adminRoutes = new Hono<AppEnv>();
@@ -25,7 +25,7 @@ adminRoutes.use("*", requireAdmin);
 const registry = (env: AppEnv["Bindings"]) => env.ROOTS.get(env.ROOTS.idFromName("registry"));
 
 adminRoutes.post("/roots", async (c) => {
-  const body = await readJson(c);
+  const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
   if (!body.ok) return errorResponse(body.error);
   const request = parseGrantRequest(body.value, { pathField: "prefix", extraFields: ["backend"] });
   if (!request.ok) return errorResponse(request.error);

@@ -1,17 +1,60 @@
-import type { Context } from "hono";
 import { fail, ok, type Result } from "../shared/result.ts";
 
-const MAX_JSON_BYTES = 64 * 1024;
+/** Mint, move and admin bodies are small. */
+export const SMALL_JSON_BYTES = 64 * 1024;
+/** How much of an oversized body is read and discarded so the client gets its 413; past this the connection is cut. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/** Reads a small JSON request body; anything else is `bad_request`. */
-export async function readJson(c: Context): Promise<Result<unknown>> {
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_JSON_BYTES) return fail("bad_request", "JSON body too large");
-  const text = await c.req.text().catch(() => null);
-  if (text === null || text.length > MAX_JSON_BYTES) return fail("bad_request", "unreadable body");
+/**
+ * The one reader of JSON request bodies. It counts bytes as they stream (a
+ * declared or absent length can lie), so no body, chunked or not, is ever
+ * buffered past `maxBytes`. An oversized body is read and discarded up to
+ * {@link DRAIN_LIMIT_BYTES}: answering while the client is still sending
+ * makes it see a connection reset instead of the 413.
+ *
+ * @example
+ * const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
+ * if (!body.ok) return errorResponse(body.error);
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<Result<unknown>> {
+  const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  const reader = request.body?.getReader();
+  if (declared > DRAIN_LIMIT_BYTES) {
+    await reader?.cancel().catch(() => undefined);
+    return tooLarge;
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (reader) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > DRAIN_LIMIT_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge;
+    }
+    if (total <= maxBytes) chunks.push(value);
+  }
+  if (total > maxBytes) return tooLarge;
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
   try {
+    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
     return ok(JSON.parse(text === "" ? "{}" : text));
   } catch {
     return fail("bad_request", "malformed JSON");
   }
+}
+
+/** A JSON object with only the named fields, or `bad_request`. */
+export function jsonObject(value: unknown, fields: readonly string[]): Result<Record<string, unknown>> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("bad_request", "expected a JSON object");
+  const unknown = Object.keys(value).find((k) => !fields.includes(k));
+  if (unknown !== undefined) return fail("bad_request", `unknown field "${unknown.slice(0, 40)}"`);
+  return ok(value as Record<string, unknown>);
 }

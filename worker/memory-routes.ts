@@ -1,14 +1,13 @@
 import { Hono } from "hono";
 import { capStubTextFiles } from "../memory-tool/cap-stub-text-files.ts";
 import { createMemoryHandler } from "../memory-tool/memory-handler.ts";
-import { fail, failure, ok, type Result } from "../shared/result.ts";
+import { failure } from "../shared/result.ts";
 import { capStub, type AppEnv } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
+import { readJsonBody } from "./json-body.ts";
 
 /** A `create` carries a whole file, so this is larger than other JSON bodies. */
 const MAX_MEMORY_BODY_BYTES = 4 * 1024 * 1024;
-/** How much of an oversized body is read and discarded so the client gets its 413; past this the connection is cut. */
-const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * `POST /object/<token>/memory`: the body is one `memory_20250818` tool input
@@ -26,7 +25,7 @@ memoryRoutes.post("/:token/memory", async (c) => {
   // Liveness first, so a dead token answers the same bytes whatever the body.
   const info = await cap.describe();
   if (!info.ok) return errorResponse(info.error);
-  const body = await readBoundedJson(c.req.raw, MAX_MEMORY_BODY_BYTES);
+  const body = await readJsonBody(c.req.raw, MAX_MEMORY_BODY_BYTES);
   if (!body.ok) return errorResponse(body.error);
   if (typeof body.value !== "object" || body.value === null || Array.isArray(body.value)) {
     return errorResponse(failure("bad_request", "expected a JSON object: the memory tool's input"));
@@ -38,43 +37,3 @@ memoryRoutes.post("/:token/memory", async (c) => {
   if (result.isError) headers["Capvault-Error-Code"] = result.code;
   return new Response(result.text, { status: 200, headers });
 });
-
-/**
- * Reads at most `maxBytes` of a JSON body, counting as it streams (a declared
- * length can lie). An oversized body is still read and discarded up to
- * {@link DRAIN_LIMIT_BYTES}: answering while the client is still sending
- * makes it see a connection reset instead of the 413.
- */
-async function readBoundedJson(request: Request, maxBytes: number): Promise<Result<unknown>> {
-  const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  const reader = request.body?.getReader();
-  if (declared > DRAIN_LIMIT_BYTES) {
-    await reader?.cancel().catch(() => undefined);
-    return tooLarge;
-  }
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (reader) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > DRAIN_LIMIT_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      return tooLarge;
-    }
-    if (total <= maxBytes) chunks.push(value);
-  }
-  if (total > maxBytes) return tooLarge;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return ok(JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes)));
-  } catch {
-    return fail("bad_request", "malformed JSON");
-  }
-}

@@ -1,13 +1,14 @@
 import { Hono, type Context } from "hono";
+import type { CapObject, RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
-import { failure, type Result } from "../shared/result.ts";
-import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
+import { failure, type CapFailure, type Result } from "../shared/result.ts";
 import { capStub, publicOrigin, type AppEnv } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
-import { readJson } from "./json-body.ts";
+import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
+import { readQuery } from "./query-params.ts";
 
 /**
  * Routes under `/object/<token>`: HTTP in, a call on the cap's object, HTTP
@@ -15,7 +16,8 @@ import { memoryRoutes } from "./memory-routes.ts";
  */
 export const objectRoutes = new Hono<AppEnv>();
 
-type Handler = (cap: NonNullable<Awaited<ReturnType<typeof capStub>>>, c: Context<AppEnv>) => Promise<Response>;
+export type CapStub = DurableObjectStub<CapObject>;
+type Handler = (cap: CapStub, c: Context<AppEnv>) => Promise<Response>;
 
 /** Resolves the token; unknown and malformed tokens get the same `no_such_cap`. */
 function withCap(handler: Handler) {
@@ -24,6 +26,17 @@ function withCap(handler: Handler) {
     if (!cap) return errorResponse(failure("no_such_cap"));
     return handler(cap, c);
   };
+}
+
+/**
+ * Refuses a request the worker itself finds malformed (framing, JSON, query
+ * encoding), but only after asking the cap whether it is alive: a dead or
+ * unknown token must answer `no_such_cap` to every request, whatever else
+ * is wrong with it.
+ */
+export async function refuse(cap: CapStub, problem: CapFailure): Promise<Response> {
+  const info = await cap.describe();
+  return errorResponse(info.ok ? problem : info.error);
 }
 
 function json<T>(result: Result<T>, status: 200 | 201 = 200): Response {
@@ -37,30 +50,49 @@ function revoked(result: Result<RevokeOutcome>): Response {
   return new Response(null, { status: 204 });
 }
 
-const query = (c: Context, name: string): string | null => c.req.query(name) ?? null;
+/** Runs `handler` with the strictly decoded query parameters it names. */
+function withQuery<N extends string>(names: readonly N[], handler: (cap: CapStub, q: Record<N, string | null>, c: Context<AppEnv>) => Promise<Response>) {
+  return withCap(async (cap, c) => {
+    const q = readQuery(c.req.url, names);
+    if (!q.ok) {
+      await c.req.raw.body?.cancel().catch(() => undefined);
+      return refuse(cap, q.error);
+    }
+    return handler(cap, q.value as Record<N, string | null>, c);
+  });
+}
+
+/** Runs `handler` with the request's small JSON object body, holding only `fields`. */
+function withJson(fields: readonly string[], handler: (cap: CapStub, body: Record<string, unknown>, c: Context<AppEnv>) => Promise<Response>) {
+  return withCap(async (cap, c) => {
+    const raw = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
+    const body = raw.ok ? jsonObject(raw.value, fields) : raw;
+    if (!body.ok) return refuse(cap, body.error);
+    return handler(cap, body.value, c);
+  });
+}
 
 objectRoutes.get("/:token", withCap(async (cap) => json(await cap.describe())));
 objectRoutes.delete("/:token", withCap(async (cap) => revoked(await cap.revoke())));
 
-objectRoutes.get("/:token/file", withCap(async (cap, c) => {
-  const result = await cap.readFile(query(c, "path"), {
+objectRoutes.get("/:token/file", withQuery(["path"], async (cap, q, c) => {
+  const result = await cap.readFile(q.path, {
     range: c.req.header("range") ?? null,
     ifNoneMatch: c.req.header("if-none-match") ?? null,
   });
   return result.ok ? fileResponse(result.value) : errorResponse(result.error);
 }));
 
-objectRoutes.put("/:token/file", withCap(async (cap, c) => {
+objectRoutes.put("/:token/file", withQuery(["path"], async (cap, q, c) => {
   const declared = c.req.header("content-length");
   const length = declared !== undefined && /^\d{1,16}$/.test(declared) ? Number(declared) : null;
-  // Framing, not authority: a body of unknown length is refused for any
-  // token alike, before it is streamed anywhere.
+  // A body of unknown length is refused before it is streamed anywhere.
   if (length === null) {
     await c.req.raw.body?.cancel().catch(() => undefined);
-    return errorResponse(failure("length_required"));
+    return refuse(cap, failure("length_required"));
   }
   const body = c.req.raw.body ?? new Response("").body!;
-  const result = await cap.writeFile(query(c, "path"), body, {
+  const result = await cap.writeFile(q.path, body, {
     length,
     contentType: c.req.header("content-type") ?? null,
     ifMatch: c.req.header("if-match"),
@@ -71,40 +103,32 @@ objectRoutes.put("/:token/file", withCap(async (cap, c) => {
   return Response.json({ size, etag }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
 }));
 
-objectRoutes.delete("/:token/file", withCap(async (cap, c) => {
-  const result = await cap.deleteFile(query(c, "path"));
+objectRoutes.delete("/:token/file", withQuery(["path"], async (cap, q) => {
+  const result = await cap.deleteFile(q.path);
   return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
 }));
 
-objectRoutes.get("/:token/stat", withCap(async (cap, c) => json(await cap.statPath(query(c, "path")))));
+objectRoutes.get("/:token/stat", withQuery(["path"], async (cap, q) => json(await cap.statPath(q.path))));
 
-objectRoutes.get("/:token/list", withCap(async (cap, c) =>
-  json(await cap.listDir(query(c, "path"), query(c, "cursor"), query(c, "limit")))));
+objectRoutes.get("/:token/list", withQuery(["path", "cursor", "limit"], async (cap, q) =>
+  json(await cap.listDir(q.path, q.cursor, q.limit))));
 
-objectRoutes.post("/:token/move", withCap(async (cap, c) => {
-  const body = await readJson(c);
-  if (!body.ok) return errorResponse(body.error);
-  const fields = body.value as Record<string, unknown>;
-  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return errorResponse(failure("bad_request", "expected a JSON object"));
-  const unknown = Object.keys(fields).find((k) => !["from", "to", "overwrite"].includes(k));
-  if (unknown !== undefined) return errorResponse(failure("bad_request", `unknown field "${unknown.slice(0, 40)}"`));
-  const { from, to, overwrite = false } = fields;
+objectRoutes.post("/:token/move", withJson(["from", "to", "overwrite"], async (cap, body) => {
+  const { from, to, overwrite = false } = body;
   if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
-    return errorResponse(failure("bad_request", "from and to must be strings, overwrite a boolean"));
+    return refuse(cap, failure("bad_request", "from and to must be strings, overwrite a boolean"));
   }
   const result = await cap.movePath(from, to, overwrite);
   return result.ok ? Response.json({ from, to }) : errorResponse(result.error);
 }));
 
-objectRoutes.post("/:token/subdir", withCap(async (cap, c) => {
-  const body = await readJson(c);
-  if (!body.ok) return errorResponse(body.error);
-  const request = parseGrantRequest(body.value);
-  if (!request.ok) return errorResponse(request.error);
+objectRoutes.post("/:token/subdir", withJson(["path", "rights", "ttlSeconds", "label"], async (cap, body, c) => {
+  const request = parseGrantRequest(body);
+  if (!request.ok) return refuse(cap, request.error);
   return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
 }));
 
-objectRoutes.get("/:token/audit", withCap(async (cap, c) => json(await cap.auditTrail(query(c, "limit")))));
+objectRoutes.get("/:token/audit", withQuery(["limit"], async (cap, q) => json(await cap.auditTrail(q.limit))));
 
 objectRoutes.get("/:token/children", withCap(async (cap) => json(await cap.listChildren())));
 

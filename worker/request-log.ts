@@ -1,14 +1,14 @@
 import type { MiddlewareHandler } from "hono";
 
-const TOKEN_IN_PATH = /\/object\/[^/]+/;
-
 /**
- * One line per request, with the cap token replaced by its public id and no
- * query string (paths are data, and data stays out of logs).
+ * One line per request: method, the route pattern that matched (never the
+ * raw URL, which carries the token even when no route matched, and never the
+ * query, where paths travel), the cap's public id, status and time.
  */
 export const requestLog: MiddlewareHandler<{ Variables: { capId?: string } }> = async (c, next) => {
   const started = Date.now();
   await next();
-  const route = new URL(c.req.url).pathname.replace(TOKEN_IN_PATH, `/object/{${c.get("capId") ?? "cap"}}`);
+  const pattern = c.req.routePath;
+  const route = pattern === "/*" || pattern === "*" ? "(no route)" : pattern.replace(":token", `{${c.get("capId") ?? "cap"}}`);
   console.log(`${c.req.method} ${route} ${c.res.status} ${Date.now() - started}ms`);
 };

@@ -306,6 +306,19 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   });
 });
 
+describe("query decoding", () => {
+  it("is strict: bad escapes and repeated parameters are refused", async () => {
+    const fs = cap((await mintRoot("contract/strict-query/")).token);
+    await fs.write("%FF", "literal");
+    const get = (query: string) => call("GET", `/object/${fs.token}/file?${query}`);
+    expect(await errorCode(await get("path=%FF"))).toBe("invalid_path");
+    expect(await errorCode(await get("path=a%ED%A0%80b"))).toBe("invalid_path");
+    expect(await errorCode(await get("path=x&path=../y"))).toBe("bad_request");
+    expect(await (await get("path=%25FF")).text()).toBe("literal");
+    expect(await errorCode(await call("PUT", `/object/${fs.token}/file?path=%C0%AE%C0%AE/x`, { body: "x" }))).toBe("invalid_path");
+  });
+});
+
 describe("admin", () => {
   it("needs the admin token, compared exactly", async () => {
     for (const authorization of [undefined, "Bearer wrong", `Bearer ${ADMIN}x`, ADMIN, `Basic ${ADMIN}`]) {

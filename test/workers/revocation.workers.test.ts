@@ -98,13 +98,26 @@ describe("revocation", () => {
     await new Promise((r) => setTimeout(r, 1100));
     const unknown = cap("a".repeat(32));
     const malformed = cap("not-a-token");
+    const base = (c: ReturnType<typeof cap>) => `/object/${c.token}`;
     const routes = (c: ReturnType<typeof cap>) => [
       () => c.info(),
       () => c.read("f"),
       () => c.list(),
+      () => c.stat(""),
       () => c.subdir({ path: "" }),
       () => c.revoke(),
       () => c.write("f", "x"),
+      () => c.children(),
+      () => c.revokeChild("abc"),
+      () => c.move({ from: "a", to: "b" }),
+      // Requests the worker finds malformed on its own must not tell a dead cap from a live one.
+      () => call("POST", `${base(c)}/subdir`, { body: "{not json" }),
+      () => call("POST", `${base(c)}/move`, { json: { from: 1 } }),
+      () => call("GET", `${base(c)}/file?path=%FF`),
+      () => call("GET", `${base(c)}/file?path=a&path=b`),
+      () => call("GET", `${base(c)}/audit`),
+      () => call("POST", `${base(c)}/memory`, { json: { command: "view", path: "/memories" } }),
+      () => call("POST", `${base(c)}/mcp`, { json: { jsonrpc: "2.0", id: 1, method: "tools/list" }, headers: { accept: "application/json, text/event-stream" } }),
     ];
     const capture = async (c: ReturnType<typeof cap>) =>
       Promise.all(
