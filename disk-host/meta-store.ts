@@ -201,6 +201,9 @@ function isSidecar(value: Partial<Sidecar>): value is Sidecar {
     typeof value.size === "string" &&
     typeof value.mtimeNs === "string" &&
     typeof value.btimeNs === "string" &&
-    typeof value.contentType === "string"
+    typeof value.contentType === "string" &&
+    // Sidecars can be edited by anyone with a shell in the folder; a value
+    // that is not a valid header would fail every read of the file.
+    /^[\x20-\x7e]{1,256}$/.test(value.contentType)
   );
 }

@@ -266,8 +266,14 @@ export class CapObject extends DurableObject<Env> {
     if (!made.ok) return made;
     if (!(await this.live())) {
       // Revoked while the child was being made: the cascade may have run
-      // before the child's init landed, so revoke it again ourselves.
-      await stub.revokeSubtree();
+      // before the child's init landed, so revoke it again ourselves, and
+      // leave it to the alarm if even that fails.
+      const undone = await stub.revokeSubtree().catch(() => null);
+      if (!undone?.ok) {
+        const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
+        await this.ctx.storage.put(TOMBSTONE, { pending: [...(earlier?.pending ?? []), { id, key }], parent: earlier?.parent ?? null } satisfies Tombstone);
+        await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+      }
       return noSuchCap();
     }
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
