@@ -25,6 +25,7 @@ import {
   type DirChain,
   type WalkEnd,
 } from "./beneath.ts";
+import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { createExclusive, newTempName } from "./meta-store.ts";
@@ -119,7 +120,11 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
       }
       found = end.value;
       if (found.kind === "absent" || found.kind === "blocked") return fail("conflict", PARENT_IS_FILE);
-      if (found.kind === "dir") return fail("conflict", TARGET_IS_DIR);
+      if (found.kind === "dir") {
+        // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
+        if (await removeEmptyFolder(root.value.chain, segments)) continue;
+        return fail("conflict", TARGET_IS_DIR);
+      }
       if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
       const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
       if (!writeAllowed(pre, current)) {

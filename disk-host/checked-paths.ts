@@ -29,9 +29,3 @@ export function checkedSegments(segments: readonly string[]): Result<string[]> {
   const same = parsed.value.segments.length === segments.length && parsed.value.segments.every((s, i) => s === segments[i]);
   return same ? ok([...segments]) : fail("invalid_path");
 }
-
-/** True for a directory entry a cap could name: one segment the path parser accepts unchanged. */
-export function isAddressableName(name: string): boolean {
-  const parsed = parseRelPath(name);
-  return parsed.ok && parsed.value.segments.length === 1 && parsed.value.text === name;
-}

@@ -12,8 +12,8 @@ import { modifiedIso } from "./meta-store.ts";
  * holding no file) are left out, so a listing shows only what the cap reaches.
  * `next` is the last name returned when more entries exist, else `null`.
  */
-export async function listPage(ctx: HostContext, chain: DirChain, after: string | null, limit: number): Promise<ListPage> {
-  const names = (await addressableNames(chain.top))
+export async function listPage(ctx: HostContext, chain: DirChain, after: string | null, limit: number, atCapRoot: boolean): Promise<ListPage> {
+  const names = (await addressableNames(chain.top, atCapRoot))
     .map((entry) => entry.name)
     .filter((name) => after === null || compareUtf8(name, after) > 0)
     .sort(compareUtf8);

@@ -8,7 +8,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { readdir } from "node:fs/promises";
 import { closeEnd, heldPath, walk, type DirChain } from "./beneath.ts";
-import { isAddressableName } from "./checked-paths.ts";
+import { isListableName } from "../shared/rel-path.ts";
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
 const ENTRY_BUDGET = 10_000;
@@ -21,8 +21,11 @@ export interface DirName {
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** The entries of a held folder that a cap could name: UTF-8, accepted unchanged by the path parser. */
-export async function addressableNames(dir: FileHandle): Promise<DirName[]> {
+/**
+ * The entries of a held folder that a cap could name: UTF-8, accepted
+ * unchanged by the path parser (as a whole path if the folder is the cap's root).
+ */
+export async function addressableNames(dir: FileHandle, atCapRoot: boolean): Promise<DirName[]> {
   const entries = await readdir(heldPath(dir), { withFileTypes: true, encoding: "buffer" });
   const out: DirName[] = [];
   for (const entry of entries) {
@@ -32,7 +35,7 @@ export async function addressableNames(dir: FileHandle): Promise<DirName[]> {
     } catch {
       continue;
     }
-    if (isAddressableName(name)) out.push({ name, regularHint: entry.isFile() });
+    if (isListableName(name, atCapRoot)) out.push({ name, regularHint: entry.isFile() });
   }
   return out;
 }
@@ -43,7 +46,8 @@ export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }
   const id = `${self.dev}:${self.ino}`;
   if (seen.has(id)) return false;
   seen.add(id);
-  const names = await addressableNames(chain.top);
+  // Everything inside a folder lies below the cap's root, where any valid segment is a name.
+  const names = await addressableNames(chain.top, false);
   // Likely files first: most folders are answered by their first entry.
   names.sort((a, b) => Number(b.regularHint) - Number(a.regularHint));
   for (const { name } of names) {

@@ -23,6 +23,7 @@ import {
 } from "./beneath.ts";
 import { listPage } from "./dir-listing.ts";
 import { holdsFile } from "./dir-visibility.ts";
+import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
@@ -89,7 +90,7 @@ export async function listPath(
     try {
       if (found.kind === "dir") {
         const exists = found.chain.atBoundary || options.after !== null || (await holdsFile(found.chain));
-        return exists ? ok(await listPage(ctx, found.chain, options.after, options.limit)) : fail("not_found");
+        return exists ? ok(await listPage(ctx, found.chain, options.after, options.limit, segments.length === 0)) : fail("not_found");
       }
       if (options.after !== null) return ok(empty);
       return found.kind === "file" ? fail("conflict", "that path is a file") : fail("not_found");
@@ -142,7 +143,14 @@ export async function moveFile(
     try {
       const source = await judgeEntry(src, "cannot move a directory");
       if (!source.ok) return source;
-      const dstEnd = await walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
+      const walkDst = () => walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
+      let dstEnd = await walkDst();
+      if (dstEnd.ok && dstEnd.value.kind === "dir") {
+        // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
+        await closeEnd(dstEnd.value);
+        if (!(await removeEmptyFolder(root, to))) return fail("conflict", "the destination is a directory");
+        dstEnd = await walkDst();
+      }
       if (!dstEnd.ok) return dstEnd;
       dst = dstEnd.value;
       if (dst.kind === "absent" || dst.kind === "blocked") return fail("conflict", "a parent of the destination is a file");

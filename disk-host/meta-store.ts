@@ -203,7 +203,10 @@ function isSidecar(value: Partial<Sidecar>): value is Sidecar {
     typeof value.btimeNs === "string" &&
     typeof value.contentType === "string" &&
     // Sidecars can be edited by anyone with a shell in the folder; a value
-    // that is not a valid header would fail every read of the file.
-    /^[\x20-\x7e]{1,256}$/.test(value.contentType)
+    // that is not a valid header would fail every read of the file. Only what
+    // no header value can hold is refused (NUL, CR, LF): anything narrower
+    // would drop content types the vault itself stored from a request header
+    // (a tab, a long parameter), which R2 keeps and returns.
+    !/[\0\r\n]/.test(value.contentType)
   );
 }

@@ -1,5 +1,5 @@
-import { parseRelPath } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
+import { isListableName } from "../shared/rel-path.ts";
 
 export const MAX_LIST_LIMIT = 1000;
 
@@ -25,8 +25,8 @@ export function decodeCursor(raw: string | null): Result<string | null> {
   } catch {
     return fail("bad_request", "invalid cursor");
   }
-  const parsed = parseRelPath(name);
-  if (!parsed.ok || parsed.value.segments.length !== 1 || parsed.value.text !== name) return fail("bad_request", "invalid cursor");
+  // Any valid segment: below a cap's root `~x` or `c:` is an ordinary name, and a page may end on one.
+  if (!isListableName(name, false)) return fail("bad_request", "invalid cursor");
   return ok(name);
 }
 

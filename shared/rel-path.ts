@@ -80,3 +80,21 @@ export function storageKey(root: string, path: RelPath, kind: "file" | "dir"): R
 export function childRoot(root: string, path: RelPath): string {
   return path.text === "" ? root : `${root}${path.text}/`;
 }
+
+/**
+ * Whether a name found in a folder is one a cap can address there, which is
+ * what a listing shows. At the cap's root the name must parse as a path on
+ * its own: `~x` and `c:` are absolute there, so no holder of the cap can name
+ * them. Below the root it only has to be a valid segment, since `a/~x` and
+ * `a/c:` are ordinary paths. (Judging every name as a whole path hid such
+ * files from listings below the root and broke list cursors after them.)
+ *
+ * @example
+ * isListableName("~x", true);  // false: "~x" is an absolute path
+ * isListableName("~x", false); // true:  "a/~x" names it
+ */
+export function isListableName(name: string, atCapRoot: boolean): boolean {
+  const parsed = parseRelPath(atCapRoot ? name : `x/${name}`);
+  const at = atCapRoot ? 0 : 1;
+  return parsed.ok && parsed.value.segments.length === at + 1 && parsed.value.segments[at] === name;
+}

@@ -1,5 +1,5 @@
 import { parseByteRange, writeAllowed, etagListMatches } from "../shared/http-conditions.ts";
-import { parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
+import { isListableName, parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import {
@@ -65,9 +65,8 @@ export class R2Storage implements StorageAdapter {
   async write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>> {
     const key = this.fileKey(root, path);
     if (!key.ok) return discard(body, key);
-    const prefix = root.join("");
     const [ancestorIsFile, isDir, current] = await Promise.all([
-      this.anyAncestorIsFile(prefix, path),
+      this.anyAncestorIsFile(key.value),
       this.isDir(key.value + "/"),
       this.bucket.head(key.value),
     ]);
@@ -79,19 +78,36 @@ export class R2Storage implements StorageAdapter {
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
     const fixed = new FixedLengthStream(options.length);
-    const piping = body.pipeTo(fixed.writable).catch(() => undefined);
-    const onlyIf = new Headers();
-    if (options.ifMatch !== undefined) onlyIf.set("if-match", options.ifMatch);
-    if (options.ifNoneMatch !== undefined) onlyIf.set("if-none-match", options.ifNoneMatch);
+    let delivered = 0;
+    const counted = body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          delivered += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    const piping = counted.pipeTo(fixed.writable).catch(() => undefined);
+    // The precondition was decided above by the rule every backend shares
+    // (writeAllowed). R2 re-checks it atomically, but it must not re-judge the
+    // raw headers: it compares If-Match strongly (`W/"x"` never matches), so
+    // it would refuse writes the disk accepts. It re-checks only that the key
+    // is still the version that was judged: the same decision, still atomic.
+    const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
+    const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     let stored: R2Object | null;
     try {
       stored = await this.bucket.put(key.value, fixed.readable, {
         httpMetadata: { contentType: options.contentType },
-        ...(options.ifMatch !== undefined || options.ifNoneMatch !== undefined ? { onlyIf } : {}),
+        ...(conditional ? { onlyIf } : {}),
       });
     } catch {
       await piping;
-      return fail("bad_request", "the body did not match its Content-Length");
+      // Nothing was stored either way. Blame the client only when its body
+      // was the wrong length; otherwise it was storage, and worth a retry.
+      return delivered === options.length
+        ? fail("unavailable", "storage failed; nothing was written")
+        : fail("bad_request", "the body did not match its Content-Length");
     }
     await piping;
     // R2 re-checks the precondition atomically; null means it failed there.
@@ -128,6 +144,7 @@ export class R2Storage implements StorageAdapter {
     }
     const collected: ListEntry[] = [];
     const seen = new Set<string>();
+    const atCapRoot = path.segments.length === 0;
     let cursor: string | undefined;
     // Resume after the last name by key order. A directory `d` reappears as
     // the delimited prefix `d/` (its keys sort after `d`); the name filter
@@ -142,15 +159,23 @@ export class R2Storage implements StorageAdapter {
       });
       for (const object of page.objects) {
         const name = object.key.slice(dir.value.length);
-        if (accept(name, options.after, seen)) {
+        if (accept(name, options.after, seen, atCapRoot)) {
           collected.push({ name, type: "file", size: object.size, etag: object.etag, modified: object.uploaded.toISOString() });
         }
       }
       for (const prefix of page.delimitedPrefixes) {
         const name = prefix.slice(dir.value.length, -1);
-        if (accept(name, options.after, seen)) collected.push({ name, type: "dir" });
+        if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
       }
-      if (!page.truncated || collected.length > options.limit) break;
+      if (!page.truncated) break;
+      if (collected.length > options.limit) {
+        // The last key of this page, in R2's (UTF-8) order.
+        const lastKey = [page.objects.at(-1)?.key ?? "", page.delimitedPrefixes.at(-1) ?? ""].sort(compareUtf8)[1]!;
+        for (const name of await this.foldersListedLater(dir.value, lastKey)) {
+          if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
+        }
+        break;
+      }
       cursor = page.cursor;
     }
     collected.sort((a, b) => compareUtf8(a.name, b.name));
@@ -167,7 +192,7 @@ export class R2Storage implements StorageAdapter {
     const source = await this.bucket.get(src.value);
     if (!source) return (await this.isDir(src.value + "/")) ? fail("conflict", "cannot move a directory") : fail("not_found");
     const [ancestorIsFile, isDir, existing] = await Promise.all([
-      this.anyAncestorIsFile(root.join(""), to),
+      this.anyAncestorIsFile(dst.value),
       this.isDir(dst.value + "/"),
       this.bucket.head(dst.value),
     ]);
@@ -188,8 +213,9 @@ export class R2Storage implements StorageAdapter {
     // stored, so a failed copy never loses the source.
     const fixed = new FixedLengthStream(source.size);
     const piping = source.body.pipeTo(fixed.writable).catch(() => undefined);
+    let copied: R2Object | null;
     try {
-      await this.bucket.put(dst.value, fixed.readable, {
+      copied = await this.bucket.put(dst.value, fixed.readable, {
         httpMetadata: source.httpMetadata ?? {},
         ...(overwrite ? {} : { onlyIf: new Headers({ "if-none-match": "*" }) }),
       });
@@ -198,6 +224,9 @@ export class R2Storage implements StorageAdapter {
       return fail("unavailable", "the copy failed; the source is untouched");
     }
     await piping;
+    // null: a file appeared at the destination after it was checked. Nothing
+    // was copied, so the source must stay.
+    if (!copied) return fail("conflict", "the destination exists");
     await this.bucket.delete(src.value);
     return ok(null);
   }
@@ -207,11 +236,8 @@ export class R2Storage implements StorageAdapter {
     if (prefix === "") return ok(null);
     const asPath = parseRelPath(prefix);
     if (!asPath.ok) return asPath;
-    const [ancestorIsFile, head] = await Promise.all([
-      this.anyAncestorIsFile("", asPath.value),
-      this.bucket.head(prefix.slice(0, -1)),
-    ]);
-    if (ancestorIsFile || head) return fail("conflict", "that path is a file");
+    // The prefix ends in `/`, so this covers the folder itself too.
+    if (await this.anyAncestorIsFile(prefix)) return fail("conflict", "that path is a file");
     return ok(null);
   }
 
@@ -220,24 +246,48 @@ export class R2Storage implements StorageAdapter {
     return storageKey(root.join(""), path, "file");
   }
 
+  /**
+   * Folders that R2 lists after `lastKey` but that sort by name before names
+   * already collected. The folder `d` is the key prefix `d/`, which comes after
+   * `d!x`, `d.x` and every other `d` + a byte below `/`; so when a page is cut
+   * after such keys, `d` may still be unseen though its name sorts first, and
+   * resuming after a later name would skip it for good. Only a prefix of the
+   * last key seen that is followed there by a byte below `/` can be such a
+   * folder (any other unseen name sorts after the last key), so those few are
+   * looked up.
+   */
+  private async foldersListedLater(dirKey: string, lastKey: string): Promise<string[]> {
+    const rest = lastKey.slice(dirKey.length).replace(/\/$/, "");
+    const candidates: string[] = [];
+    for (let i = 1; i < rest.length; i++) if (rest.charCodeAt(i) < 0x2f) candidates.push(rest.slice(0, i));
+    const found = await Promise.all(candidates.map(async (name) => ((await this.isDir(`${dirKey}${name}/`)) ? name : null)));
+    return found.filter((name) => name !== null);
+  }
+
   private async isDir(dirKey: string): Promise<boolean> {
     const page = await this.bucket.list({ prefix: dirKey, limit: 1 });
     return page.objects.length > 0;
   }
 
-  private async anyAncestorIsFile(prefix: string, path: RelPath): Promise<boolean> {
-    const ancestors = path.segments.slice(0, -1).map((_, i) => prefix + path.segments.slice(0, i + 1).join("/"));
-    const heads = await Promise.all(ancestors.map((key) => this.bucket.head(key)));
+  /**
+   * Whether a file sits where a folder above `key` is needed, from the top of
+   * the bucket: the cap's own root levels included, as the disk finds them on
+   * its way down. (Checking only the path below the root let R2 write `x/f`
+   * for a child cap whose root `x` had since become a file; disk refused.)
+   */
+  private async anyAncestorIsFile(key: string): Promise<boolean> {
+    const ancestors: string[] = [];
+    for (let i = key.indexOf("/"); i >= 0; i = key.indexOf("/", i + 1)) ancestors.push(key.slice(0, i));
+    const heads = await Promise.all(ancestors.map((ancestor) => this.bucket.head(ancestor)));
     return heads.some((head) => head !== null);
   }
 }
 
 /** Keeps only names a cap could address (keys written around the vault may not be), each once. */
-function accept(name: string, after: string | null, seen: Set<string>): boolean {
+function accept(name: string, after: string | null, seen: Set<string>, atCapRoot: boolean): boolean {
   if (seen.has(name)) return false;
   if (after !== null && compareUtf8(name, after) <= 0) return false;
-  const parsed = parseRelPath(name);
-  if (!parsed.ok || parsed.value.segments.length !== 1 || parsed.value.text !== name) return false;
+  if (!isListableName(name, atCapRoot)) return false;
   seen.add(name);
   return true;
 }

@@ -16,7 +16,7 @@ const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
  * const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
  * if (!body.ok) return errorResponse(body.error);
  */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<Result<unknown>> {
+export async function readJsonBody(request: Request, maxBytes: number, options: { emptyAs?: unknown } = {}): Promise<Result<unknown>> {
   const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
   const declared = Number(request.headers.get("content-length") ?? "0");
   const reader = request.body?.getReader();
@@ -45,7 +45,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
   try {
     const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    return ok(JSON.parse(text === "" ? "{}" : text));
+    if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
+    return ok(JSON.parse(text));
   } catch {
     return fail("bad_request", "malformed JSON");
   }

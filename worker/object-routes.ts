@@ -65,7 +65,8 @@ function withQuery<N extends string>(names: readonly N[], handler: (cap: CapStub
 /** Runs `handler` with the request's small JSON object body, holding only `fields`. */
 function withJson(fields: readonly string[], handler: (cap: CapStub, body: Record<string, unknown>, c: Context<AppEnv>) => Promise<Response>) {
   return withCap(async (cap, c) => {
-    const raw = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
+    // No body at all reads as `{}`: `POST /subdir` alone mints a same-root child.
+    const raw = await readJsonBody(c.req.raw, SMALL_JSON_BYTES, { emptyAs: {} });
     const body = raw.ok ? jsonObject(raw.value, fields) : raw;
     if (!body.ok) return refuse(cap, body.error);
     return handler(cap, body.value, c);

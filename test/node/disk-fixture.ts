@@ -24,6 +24,8 @@ export interface DiskFixture {
   outside: string;
   host: DiskHost;
   storage: DiskStorage;
+  /** The secret every call to `host` must carry. */
+  secret: string;
   /** Every JSON body and header the host answered with, for the no-host-path check. */
   answers: string[];
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
     outside,
     host,
     storage,
+    secret,
     answers,
     async close() {
       const leaked: string[] = [];

@@ -3,7 +3,7 @@
  * DiskStorage (worker side) driving the real disk host through the wire protocol.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
@@ -171,6 +171,42 @@ describe("directories exist only while they hold a file", () => {
       expectCode(await fx.storage.remove(ROOT, rel(hidden)), "not_found");
     }
     expect(expectOk(await fx.storage.stat(ROOT, rel("real")))).toEqual({ type: "dir" });
+  });
+
+  it("lets a write or a move take the name of a folder holding no file, removing only empty folders", async () => {
+    // Left by the API itself: a child cap's root stays when its last file goes.
+    expectOk(await put(fx.storage, ROOT, "child/f", "x"));
+    expectOk(await fx.storage.remove(["r/", "child/"], rel("f")));
+    expectOk(await put(fx.storage, ROOT, "child", "now a file"));
+    expect(expectOk(await getText(fx.storage, ROOT, "child"))).toBe("now a file");
+
+    await mkdir(join(fx.base, "r/tree/deeper/deepest"), { recursive: true });
+    expect(expectOk(await put(fx.storage, ROOT, "tree", "t"))).toMatchObject({ created: true });
+    await mkdir(join(fx.base, "r/empty"));
+    expectOk(await put(fx.storage, ROOT, "src", "moved"));
+    expectOk(await fx.storage.move(ROOT, rel("src"), rel("empty"), false));
+    expect(expectOk(await getText(fx.storage, ROOT, "empty"))).toBe("moved");
+
+    // A folder holding anything at all (a write's temp, a link, a file a cap cannot name) is kept, and refuses.
+    await mkdir(join(fx.base, "r/busy/sub"), { recursive: true });
+    await writeFile(join(fx.base, "r/busy/sub/.capvault-tmp-0123"), "partial");
+    await mkdir(join(fx.base, "r/linked"));
+    await symlink(fx.outside, join(fx.base, "r/linked/out"));
+    await mkdir(join(fx.base, "r/odd"));
+    await writeFile(join(fx.base, "r/odd/back\\slash"), "x");
+    for (const name of ["busy", "linked", "odd"]) {
+      expect(await put(fx.storage, ROOT, name, "x")).toEqual({ ok: false, error: { code: "conflict", message: "that path is a directory" } });
+      expectOk(await put(fx.storage, ROOT, "src", "x"));
+      expectCode(await fx.storage.move(ROOT, rel("src"), rel(name), true), "conflict");
+    }
+    expect(await readFile(join(fx.base, "r/busy/sub/.capvault-tmp-0123"), "utf8")).toBe("partial");
+    expect(await readlink(join(fx.base, "r/linked/out"))).toBe(fx.outside);
+    expect((await lstat(join(fx.base, "r/odd/back\\slash"))).isFile()).toBe(true);
+    // A link to an empty folder is the operator's, not an empty folder: refused, kept.
+    await mkdir(join(fx.base, "r/target"));
+    await symlink("target", join(fx.base, "r/via-link"));
+    expectCode(await put(fx.storage, ROOT, "via-link", "x"), "conflict");
+    expect(await readlink(join(fx.base, "r/via-link"))).toBe("target");
   });
 
   it("treats a root that does not exist (yet) as empty, and creates it on write", async () => {
@@ -357,8 +393,26 @@ describe("configuration and protocol", () => {
     }
   });
 
+  it("answers calls without the right secret with unavailable, touching nothing", async () => {
+    await writeFile(join(fx.base, "kept.txt"), "host file");
+    const attempts: Record<string, string>[] = [{}, { "capvault-disk-secret": `${fx.secret}x` }, { "capvault-disk-secret": "" }];
+    for (const headers of attempts) {
+      const read = await fx.host.fetch(
+        new Request("http://disk/read", {
+          method: "POST",
+          headers,
+          body: encodeCallHead({ op: "read", root: [""], path: ["kept.txt"], range: null, ifNoneMatch: null }),
+        }),
+      );
+      const text = await read.text();
+      expect(text).not.toContain("host file");
+      expect(JSON.parse(text)).toMatchObject({ ok: false, error: { code: "unavailable" } });
+    }
+  });
+
   it("answers malformed calls with bad_request, never a throw or a path", async () => {
-    const call = (body: BodyInit | null, method = "POST") => fx.host.fetch(new Request("http://disk/x", { method, body, duplex: "half" } as RequestInit));
+    const call = (body: BodyInit | null, method = "POST") =>
+      fx.host.fetch(new Request("http://disk/x", { method, body, duplex: "half", headers: { "capvault-disk-secret": fx.secret } } as RequestInit));
     for (const response of [
       await call(null, "GET"),
       await call(new Uint8Array([0, 0])),

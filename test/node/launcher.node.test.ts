@@ -215,7 +215,10 @@ describe("revocation against transfers in flight", () => {
         async pull(c) {
           if (sent >= size) return c.close();
           // Revoke once 4 MiB are on their way, then keep sending, slowly.
-          if (sent === 4 * 1024 * 1024) revoking = fetch(sub.url, { method: "DELETE" }).then((r) => (expect(r.status).toBe(204), performance.now()));
+          if (sent === 4 * 1024 * 1024) revoking = fetch(sub.url, { method: "DELETE" }).then((r) => {
+            expect(r.status).toBe(204);
+            return performance.now();
+          });
           if (revoking) await new Promise((r) => setTimeout(r, 5));
           sent += piece.length;
           c.enqueue(piece);
@@ -242,3 +245,4 @@ describe("revocation against transfers in flight", () => {
     }
   }, 60_000);
 });
+

@@ -66,8 +66,17 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
       },
     });
     const started = log.length;
+    // A launcher that fails to start must not outlive the test: its whole group goes.
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+    };
     url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`launcher did not start:\n${log.slice(started)}`)), 60_000);
+      const timer = setTimeout(() => {
+        killGroup();
+        reject(new Error(`launcher did not start:\n${log.slice(started)}`));
+      }, 60_000);
       const onData = (chunk: Buffer) => {
         log += chunk.toString();
         for (const m of log.slice(started).matchAll(/^(\w+) root cap: (\S+)$/gm)) caps[m[1]!] = m[2]!;
@@ -81,6 +90,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
       child.stderr!.on("data", onData);
       child.once("exit", (code) => {
         clearTimeout(timer);
+        killGroup();
         reject(new Error(`launcher exited with ${code}:\n${log.slice(started)}`));
       });
     });
@@ -107,7 +117,10 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
     } catch {}
   };
 
-  await launch();
+  await launch().catch(async (error: unknown) => {
+    await rm(base, { recursive: true, force: true });
+    throw error;
+  });
   return {
     get url() {
       return url;

@@ -162,7 +162,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
 
     it("paginates 2,500 files with cursors, each name once", async () => {
       const fs = await fresh();
-      const total = backend === "r2" ? 2500 : 300; // disk at scale: test/node/launcher.node.test.ts
+      const total = backend === "r2" ? 2500 : 300; // disk at scale: test/node/disk-crash.node.test.ts
       const names = Array.from({ length: total }, (_, i) => `f${String(i).padStart(5, "0")}`);
       if (backend === "r2") {
         // Seeded straight into the bucket under this root's prefix: the API's

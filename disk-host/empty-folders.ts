@@ -1,0 +1,71 @@
+/**
+ * Folders that hold no file do not exist for a cap (as on R2, where a
+ * "folder" is only a shared key prefix), yet on disk they can block a file of
+ * the same name. They arise through the API, not only by hand: pruning stops
+ * at a cap's root, so a child cap's root folder stays when its last file goes,
+ * and a write refused after its root folder was made leaves that folder. So a
+ * write or move onto such a folder removes it first, as R2 would simply
+ * write. Only empty folders go: rmdir removes nothing else, and a folder
+ * holding anything (a file, a link, a write's temp) is left, and refused.
+ */
+import { constants } from "node:fs";
+import { open, readdir, rmdir, type FileHandle } from "node:fs/promises";
+import { closeEnd, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk, type DirChain } from "./beneath.ts";
+
+/** Deeper empty trees are left alone (and refused): a bound on the work, not a rule of the vault. */
+const MAX_DEPTH = 64;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Removes the folder the holder named by `segments` beneath `root` if it
+ * holds nothing but empty folders. Never the root itself, never a folder
+ * reached by a link at its last name. True if it is gone.
+ *
+ * @example
+ * if (found.kind === "dir" && (await removeEmptyFolder(root, ["notes"]))) retry();
+ */
+export async function removeEmptyFolder(root: DirChain, segments: readonly string[]): Promise<boolean> {
+  const end = await walk(root, userSteps(segments), { followFinal: false });
+  if (!end.ok) return false;
+  try {
+    if (end.value.kind !== "dir") return false;
+    // The top of the chain, with the folder holding it, if the holder's own name reached it (not a link, not the root).
+    const [target] = end.value.chain.prunable();
+    if (!target || target.name !== segments[segments.length - 1]) return false;
+    return await removeTree(target.parent, target.name, 0);
+  } finally {
+    await closeEnd(end.value);
+  }
+}
+
+/** Depth first: every sub-folder, then the folder. False at the first entry that is not an empty folder. */
+async function removeTree(parent: FileHandle, name: string, depth: number): Promise<boolean> {
+  if (depth > MAX_DEPTH) return false;
+  let dir: FileHandle;
+  try {
+    // O_NOFOLLOW: a link is never entered; O_DIRECTORY: a file is never opened.
+    dir = await open(inDir(parent, name), OPEN_NOFOLLOW | constants.O_DIRECTORY);
+  } catch {
+    return false;
+  }
+  try {
+    for (const raw of await readdir(heldPath(dir), { encoding: "buffer" })) {
+      let child: string;
+      try {
+        child = strictUtf8.decode(raw);
+      } catch {
+        return false;
+      }
+      if (!(await removeTree(dir, child, depth + 1))) return false;
+    }
+  } catch {
+    return false;
+  } finally {
+    await dir.close();
+  }
+  // Fails (and so refuses) if anything appeared meanwhile.
+  return rmdir(inDir(parent, name)).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,547 @@
+/**
+ * A pure, in-memory reference model of capvault's HTTP contract (issues 2–4),
+ * used by the bisimulation test (test/node/bisimulation.node.test.ts): the
+ * same request goes to this model, to an R2-backed cap and to a disk-backed
+ * cap, and the three observations must be identical.
+ *
+ * The model is a function of history only: a map of files keyed by their
+ * full storage key, and a tree of caps. It knows nothing of R2 keys,
+ * delimiters, folders, descriptors or Durable Objects. Directories are not
+ * stored at all: a directory exists exactly while some file lies beneath it,
+ * and a cap's root always exists. Paths are judged by the ONE parser,
+ * `parseRelPath`, never by a second one; the other shared pure helpers
+ * (UTF-8 order, byte ranges, etag lists, grant requests) are used as is.
+ *
+ * What is inherently per instance is already normalised in its answers:
+ * tokens, urls and ids become `<token:ROLE>`, `<url:ROLE>`, `<id:ROLE>`
+ * (a role is the mint order within one sequence, 0 being the root),
+ * timestamps become `<time>` and list cursors `<cursor>`. A `message` of
+ * `null` means the contract does not fix it (only its code is compared).
+ *
+ * @example
+ * const model = new VaultModel("bisim/000001/", "bisim");
+ * const { observation } = model.apply({ op: "stat", cap: { role: 0 }, path: "" });
+ * // observation: { status: 200, headers: { "content-type": "application/json" }, body: { type: "dir" } }
+ */
+import { createHash } from "node:crypto";
+import { defaultMessage, type ErrorCode } from "../../shared/error-codes.ts";
+import { parseGrantRequest } from "../../shared/grant-request.ts";
+import { etagListMatches, parseByteRange, writeAllowed } from "../../shared/http-conditions.ts";
+import { MAX_KEY_BYTES, parseRelPath, utf8Length, type RelPath } from "../../shared/rel-path.ts";
+import { isSubset, RIGHTS, type Right } from "../../shared/rights.ts";
+import { compareUtf8 } from "../../shared/utf8-order.ts";
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** What a client can observe of one response, in comparable form. */
+export interface Observation {
+  status: number;
+  /** Lower-case names; only headers the contract fixes (see `comparedHeaders`). */
+  headers: Record<string, string>;
+  /** Parsed JSON, `{ bytes: hex }` for file content, or `null` for an empty body. */
+  body: Json;
+}
+
+/** A cap named by its role in the sequence, or a token that names no cap. */
+export type CapPick = { role: number } | { bogus: "unknown" | "malformed" };
+
+/**
+ * How the `path` query parameter arrived, when not plainly: percent-encoding
+ * that decodes to no string (a lone surrogate), or the parameter given twice.
+ */
+export type QueryFault = "undecodable_path" | "repeated_path";
+
+/** One HTTP request, as data. Paths are the strings the server receives after its one decoding. */
+export type VaultRequest =
+  | { op: "info"; cap: CapPick }
+  | { op: "revoke"; cap: CapPick }
+  | { op: "read"; cap: CapPick; path: string | null; queryFault?: QueryFault; range?: string; ifNoneMatch?: string }
+  | {
+      op: "write";
+      cap: CapPick;
+      path: string | null;
+      queryFault?: QueryFault;
+      content: Uint8Array;
+      /** Absent: no Content-Type header. Absent or empty, the file is `application/octet-stream`. */
+      contentType?: string;
+      ifMatch?: string;
+      ifNoneMatch?: string;
+    }
+  | { op: "delete"; cap: CapPick; path: string | null; queryFault?: QueryFault }
+  | { op: "stat"; cap: CapPick; path: string | null; queryFault?: QueryFault }
+  | { op: "list"; cap: CapPick; path: string | null; queryFault?: QueryFault; limit?: string; cursor?: string }
+  /** `body` is the raw JSON text sent. */
+  | { op: "move"; cap: CapPick; body: string }
+  | { op: "subdir"; cap: CapPick; body: string }
+  | { op: "children"; cap: CapPick }
+  | { op: "revokeChild"; cap: CapPick; child: CapPick };
+
+export interface ModelAnswer {
+  observation: Observation;
+  /** For a list: the cursor to send for the next page (the model's own, opaque), or null. */
+  cursor?: string | null;
+  /** For a successful subdir: the role of the new cap. */
+  minted?: number;
+}
+
+export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+export const MAX_LIST_LIMIT = 1000;
+
+/** The contract's code → status table (issue 2, "Errors"). */
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  invalid_path: 400,
+  absolute_path: 400,
+  path_escapes: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  outside_root: 403,
+  no_such_cap: 404,
+  not_found: 404,
+  conflict: 409,
+  length_required: 411,
+  precondition_failed: 412,
+  too_large: 413,
+  range_not_satisfiable: 416,
+  unavailable: 503,
+};
+
+/** Codes whose message the contract fixes; every other message is left unspecified. */
+const FIXED_MESSAGES = new Set<ErrorCode>(["no_such_cap", "path_escapes", "absolute_path", "outside_root"]);
+
+interface ModelFile {
+  bytes: Uint8Array;
+  etag: string;
+  contentType: string;
+}
+
+interface ModelCap {
+  role: number;
+  parent: number | null;
+  /** Root levels as the contract builds them: the admin prefix, then one `path/` per subdir. */
+  levels: string[];
+  rights: Right[];
+  label: string | null;
+  /** Whether it has an expiry (its time is normalised away; none expires during a test). */
+  expires: boolean;
+  alive: boolean;
+  /** The path it was minted for, relative to its parent (`children` shows it). */
+  path: string;
+  /** Live child records, in mint order. */
+  children: number[];
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; observation: Observation };
+
+const MODEL_CURSOR = "model-cursor:";
+
+export class VaultModel {
+  private readonly files = new Map<string, ModelFile>();
+  private readonly caps: ModelCap[] = [];
+
+  /**
+   * @param prefix the root cap's prefix as the admin minted it, ending in `/`
+   *   (it counts towards the 1,024-byte key limit, so it matters)
+   * @param label the root cap's label
+   */
+  constructor(prefix: string, label: string | null) {
+    this.caps.push({ role: 0, parent: null, levels: [prefix], rights: [...RIGHTS], label, expires: false, alive: true, path: "", children: [] });
+  }
+
+  /** How many caps were minted in this sequence (roles are `0 .. capCount-1`). */
+  get capCount(): number {
+    return this.caps.length;
+  }
+
+  /** The etag a file at `path` of cap `role` has now, if any (lets a test send a current If-Match). */
+  etagAt(role: number, path: string | null): string | null {
+    const cap = this.caps[role];
+    const parsed = parseRelPath(path);
+    if (!cap || !parsed.ok || parsed.value.segments.length === 0) return null;
+    return this.files.get(cap.levels.join("") + parsed.value.text)?.etag ?? null;
+  }
+
+  apply(request: VaultRequest): ModelAnswer {
+    // Malformed tokens are refused by the router, before any body is read.
+    if ("bogus" in request.cap && request.cap.bogus === "malformed") return { observation: noSuchCap() };
+    switch (request.op) {
+      case "info":
+        return this.info(request.cap);
+      case "revoke":
+        return this.revoke(request.cap);
+      case "read":
+        return this.read(request);
+      case "write":
+        return this.write(request);
+      case "delete":
+        return this.remove(request);
+      case "stat":
+        return this.stat(request);
+      case "list":
+        return this.list(request);
+      case "move":
+        return this.move(request);
+      case "subdir":
+        return this.subdir(request);
+      case "children":
+        return this.childrenOf(request.cap);
+      case "revokeChild":
+        return this.revokeChild(request.cap, request.child);
+    }
+  }
+
+  // ---- caps --------------------------------------------------------------
+
+  private info(pick: CapPick): ModelAnswer {
+    const cap = this.live(pick);
+    if (!cap) return { observation: noSuchCap() };
+    return {
+      observation: json(200, {
+        id: idOf(cap.role),
+        rights: cap.rights,
+        label: cap.label,
+        createdAt: "<time>",
+        expiresAt: cap.expires ? "<time>" : null,
+        parent: cap.parent === null ? null : idOf(cap.parent),
+      }),
+    };
+  }
+
+  private revoke(pick: CapPick): ModelAnswer {
+    const cap = this.live(pick);
+    if (!cap) return { observation: noSuchCap() };
+    this.killSubtree(cap);
+    if (cap.parent !== null) this.forgetChild(this.caps[cap.parent]!, cap.role);
+    return { observation: empty(204) };
+  }
+
+  private subdir(request: VaultRequest & { op: "subdir" }): ModelAnswer {
+    if (!this.live(request.cap)) return { observation: noSuchCap() };
+    const body = parseJsonBody(request.body);
+    if (!body.ok) return { observation: body.observation };
+    const grant = parseGrantRequest(body.value);
+    if (!grant.ok) return { observation: error(grant.error.code) };
+    const access = this.authorize(request.cap, ["subdir"], grant.value.path, { rootAllowed: true });
+    if (!access.ok) return { observation: access.observation };
+    const { cap, path } = access.value;
+    const rights = grant.value.rights ?? cap.rights;
+    if (!isSubset(rights, cap.rights)) return { observation: error("forbidden") };
+    const levels = path.text === "" ? cap.levels : [...cap.levels, `${path.text}/`];
+    const rootKey = levels.join("");
+    if (utf8Length(rootKey) >= MAX_KEY_BYTES) return { observation: error("invalid_path") };
+    // The new root must not be a file, nor lie beneath one.
+    if (this.someAncestorIsFile(rootKey)) return { observation: error("conflict") };
+
+    const role = this.caps.length;
+    this.caps.push({
+      role,
+      parent: cap.role,
+      levels,
+      rights,
+      label: grant.value.label,
+      expires: cap.expires || grant.value.ttlSeconds !== null,
+      alive: true,
+      path: path.text,
+      children: [],
+    });
+    cap.children.push(role);
+    return {
+      observation: json(201, { token: `<token:${role}>`, url: `<url:${role}>`, id: idOf(role), rights, expiresAt: this.caps[role]!.expires ? "<time>" : null }),
+      minted: role,
+    };
+  }
+
+  private childrenOf(pick: CapPick): ModelAnswer {
+    const cap = this.live(pick);
+    if (!cap) return { observation: noSuchCap() };
+    if (!cap.rights.includes("subdir")) return { observation: error("forbidden") };
+    const children = cap.children.map((role) => {
+      const child = this.caps[role]!;
+      return { id: idOf(role), label: child.label, path: child.path, rights: child.rights, createdAt: "<time>", expiresAt: child.expires ? "<time>" : null };
+    });
+    return { observation: json(200, { children }) };
+  }
+
+  private revokeChild(pick: CapPick, childPick: CapPick): ModelAnswer {
+    const cap = this.live(pick);
+    if (!cap) return { observation: noSuchCap() };
+    if (!cap.rights.includes("subdir")) return { observation: error("forbidden") };
+    if (!("role" in childPick) || !cap.children.includes(childPick.role)) return { observation: error("not_found") };
+    this.killSubtree(this.caps[childPick.role]!);
+    this.forgetChild(cap, childPick.role);
+    return { observation: empty(204) };
+  }
+
+  // ---- files -------------------------------------------------------------
+
+  private read(request: VaultRequest & { op: "read" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["read"], request.path, { fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const key = fileKey(access.value.cap, access.value.path);
+    if (!key.ok) return { observation: key.observation };
+    const file = this.files.get(key.value);
+    if (!file) return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
+    const validators = { etag: `"${file.etag}"`, "last-modified": "<time>", "accept-ranges": "bytes" };
+    if (request.ifNoneMatch && etagListMatches(request.ifNoneMatch, file.etag)) {
+      return { observation: { status: 304, headers: validators, body: null } };
+    }
+    const size = file.bytes.length;
+    const range = parseByteRange(request.range, size);
+    if (range === "unsatisfiable") {
+      return { observation: error("range_not_satisfiable", { ...validators, "content-range": `bytes */${size}` }) };
+    }
+    const bytes = range ? file.bytes.subarray(range.start, range.end + 1) : file.bytes;
+    const headers: Record<string, string> = { ...validators, "content-type": file.contentType, "content-length": String(bytes.length) };
+    if (range) headers["content-range"] = `bytes ${range.start}-${range.end}/${size}`;
+    return { observation: { status: range ? 206 : 200, headers, body: { bytes: hex(bytes) } } };
+  }
+
+  private write(request: VaultRequest & { op: "write" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["write"], request.path, { fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const key = fileKey(access.value.cap, access.value.path);
+    if (!key.ok) return { observation: key.observation };
+    // A file where a folder is needed, anywhere above it (the cap's own root included), or the reverse.
+    if (this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
+    if (this.isDir(key.value)) return { observation: error("conflict") };
+    const current = this.files.get(key.value) ?? null;
+    if (!writeAllowed({ ifMatch: request.ifMatch, ifNoneMatch: request.ifNoneMatch }, current?.etag ?? null)) {
+      return { observation: error("precondition_failed") };
+    }
+    const etag = md5Hex(request.content);
+    this.files.set(key.value, { bytes: request.content.slice(), etag, contentType: request.contentType || DEFAULT_CONTENT_TYPE });
+    return {
+      observation: {
+        status: current ? 200 : 201,
+        headers: { "content-type": "application/json", etag: `"${etag}"` },
+        body: { size: request.content.length, etag },
+      },
+    };
+  }
+
+  private remove(request: VaultRequest & { op: "delete" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["delete"], request.path, { fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const key = fileKey(access.value.cap, access.value.path);
+    if (!key.ok) return { observation: key.observation };
+    if (this.files.delete(key.value)) return { observation: empty(204) };
+    return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
+  }
+
+  private stat(request: VaultRequest & { op: "stat" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["read", "list"], request.path, { any: true, rootAllowed: true, fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const { cap, path } = access.value;
+    if (path.segments.length === 0) return { observation: json(200, { type: "dir" }) };
+    const key = fileKey(cap, path);
+    if (!key.ok) return { observation: key.observation };
+    const file = this.files.get(key.value);
+    if (file) {
+      return {
+        observation: json(200, { type: "file", size: file.bytes.length, etag: file.etag, modified: "<time>", contentType: file.contentType }),
+      };
+    }
+    return { observation: this.isDir(key.value) ? json(200, { type: "dir" }) : error("not_found") };
+  }
+
+  private list(request: VaultRequest & { op: "list" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["list"], request.path, { rootAllowed: true, fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const { cap, path } = access.value;
+    const limit = parseLimit(request.limit);
+    if (limit === null) return { observation: error("bad_request") };
+    const after = this.decodeCursor(request.cursor);
+    if (after === undefined) return { observation: error("bad_request") };
+    const rootKey = cap.levels.join("");
+    const dirKey = path.text === "" ? rootKey : `${rootKey}${path.text}/`;
+    if (utf8Length(dirKey) > MAX_KEY_BYTES) return { observation: error("invalid_path") };
+    // A continued listing (cursor given) does not re-judge the folder: it is simply empty once gone.
+    if (path.segments.length > 0 && after === null) {
+      const self = dirKey.slice(0, -1);
+      if (this.files.has(self)) return { observation: error("conflict") };
+      if (!this.isDir(self)) return { observation: error("not_found") };
+    }
+    const byName = new Map<string, Json>();
+    const atCapRoot = path.segments.length === 0;
+    for (const [key, file] of this.files) {
+      if (!key.startsWith(dirKey)) continue;
+      const rest = key.slice(dirKey.length);
+      const slash = rest.indexOf("/");
+      const name = slash < 0 ? rest : rest.slice(0, slash);
+      // A listing shows what this cap can name: at its root `~x` or `c:` would be an absolute path.
+      if (atCapRoot && !namesItself(name)) continue;
+      if (slash >= 0) byName.set(name, { name, type: "dir" });
+      else if (!byName.has(name)) byName.set(name, { name, type: "file", size: file.bytes.length, etag: file.etag, modified: "<time>" });
+    }
+    const names = [...byName.keys()].filter((name) => after === null || compareUtf8(name, after) > 0).sort(compareUtf8);
+    const page = names.slice(0, limit);
+    const more = names.length > limit;
+    const cursor = more ? MODEL_CURSOR + page[page.length - 1]! : null;
+    return {
+      observation: json(200, { entries: page.map((name) => byName.get(name)!), cursor: cursor === null ? null : "<cursor>" }),
+      cursor,
+    };
+  }
+
+  private move(request: VaultRequest & { op: "move" }): ModelAnswer {
+    if (!this.live(request.cap)) return { observation: noSuchCap() };
+    const body = parseJsonBody(request.body);
+    if (!body.ok) return { observation: body.observation };
+    const fields = body.value;
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return { observation: error("bad_request") };
+    if (Object.keys(fields).some((k) => !["from", "to", "overwrite"].includes(k))) return { observation: error("bad_request") };
+    const { from, to, overwrite = false } = fields as Record<string, unknown>;
+    if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") return { observation: error("bad_request") };
+
+    const access = this.authorize(request.cap, ["write", "delete"], from, {});
+    if (!access.ok) return { observation: access.observation };
+    const { cap } = access.value;
+    const toPath = parseFilePath(to);
+    if (!toPath.ok) return { observation: toPath.observation };
+    const src = fileKey(cap, access.value.path);
+    if (!src.ok) return { observation: src.observation };
+    const dst = fileKey(cap, toPath.value);
+    if (!dst.ok) return { observation: dst.observation };
+
+    const source = this.files.get(src.value);
+    if (!source) return { observation: this.isDir(src.value) ? error("conflict") : error("not_found") };
+    if (this.someAncestorIsFile(dst.value)) return { observation: error("conflict") };
+    if (this.isDir(dst.value)) return { observation: error("conflict") };
+    if (this.files.has(dst.value) && !overwrite) return { observation: error("conflict") };
+    this.files.delete(src.value);
+    this.files.set(dst.value, source);
+    return { observation: json(200, { from, to }) };
+  }
+
+  // ---- internals ---------------------------------------------------------
+
+  /**
+   * The order in which the contract refuses: a dead or unknown cap first,
+   * whatever else is wrong with the request; then a malformed request; then
+   * the right; then the path.
+   */
+  private authorize(
+    pick: CapPick,
+    needed: Right[],
+    rawPath: string | null,
+    options: { any?: boolean; rootAllowed?: boolean; fault?: QueryFault | undefined },
+  ): Outcome<{ cap: ModelCap; path: RelPath }> {
+    const cap = this.live(pick);
+    if (!cap) return { ok: false, observation: noSuchCap() };
+    if (options.fault === "undecodable_path") return { ok: false, observation: error("invalid_path") };
+    if (options.fault === "repeated_path") return { ok: false, observation: error("bad_request") };
+    const allowed = options.any ? needed.some((r) => cap.rights.includes(r)) : needed.every((r) => cap.rights.includes(r));
+    if (!allowed) return { ok: false, observation: error("forbidden") };
+    const path = options.rootAllowed ? parsed(parseRelPath(rawPath)) : parseFilePath(rawPath);
+    if (!path.ok) return path;
+    return { ok: true, value: { cap, path: path.value } };
+  }
+
+  private live(pick: CapPick): ModelCap | null {
+    if (!("role" in pick)) return null;
+    const cap = this.caps[pick.role];
+    return cap?.alive ? cap : null;
+  }
+
+  private killSubtree(cap: ModelCap): void {
+    cap.alive = false;
+    for (const role of cap.children) this.killSubtree(this.caps[role]!);
+    cap.children = [];
+  }
+
+  private forgetChild(parent: ModelCap, role: number): void {
+    parent.children = parent.children.filter((r) => r !== role);
+  }
+
+  /** A directory exists while a file lies beneath it. */
+  private isDir(key: string): boolean {
+    const prefix = `${key}/`;
+    for (const other of this.files.keys()) if (other.startsWith(prefix)) return true;
+    return false;
+  }
+
+  /** Whether any proper `/`-prefix of the key (its folders, from the very top) is a file. */
+  private someAncestorIsFile(key: string): boolean {
+    for (let i = key.indexOf("/"); i >= 0; i = key.indexOf("/", i + 1)) {
+      if (this.files.has(key.slice(0, i))) return true;
+    }
+    return false;
+  }
+
+  /** The name a cursor continues after: `null` for none, `undefined` for an invalid cursor. */
+  private decodeCursor(raw: string | undefined): string | null | undefined {
+    if (raw === undefined || raw === "") return null;
+    // The model only ever hands out its own cursors; anything else a test sends is garbage.
+    return raw.startsWith(MODEL_CURSOR) ? raw.slice(MODEL_CURSOR.length) : undefined;
+  }
+}
+
+/** Whether a name, given alone, is a path naming exactly itself. */
+function namesItself(name: string): boolean {
+  const path = parseRelPath(name);
+  return path.ok && path.value.segments.length === 1 && path.value.text === name;
+}
+
+function parseFilePath(raw: string | null): Outcome<RelPath> {
+  const path = parsed(parseRelPath(raw));
+  if (path.ok && path.value.segments.length === 0) return { ok: false, observation: error("invalid_path") };
+  return path;
+}
+
+function parsed(result: ReturnType<typeof parseRelPath>): Outcome<RelPath> {
+  if (result.ok) return { ok: true, value: result.value };
+  // Parser refusals carry the parser's own message.
+  return { ok: false, observation: error(result.error.code, undefined, result.error.message) };
+}
+
+/** A file's full key; over R2's 1,024 bytes (root included) it is `invalid_path` on every backend. */
+function fileKey(cap: ModelCap, path: RelPath): Outcome<string> {
+  const key = cap.levels.join("") + path.text;
+  return utf8Length(key) > MAX_KEY_BYTES ? { ok: false, observation: error("invalid_path") } : { ok: true, value: key };
+}
+
+/** `limit`: absent or empty means 1000; otherwise an integer from 1 to 1000. */
+function parseLimit(raw: string | undefined): number | null {
+  if (raw === undefined || raw === "") return MAX_LIST_LIMIT;
+  if (!/^\d+$/.test(raw)) return null;
+  const limit = Number(raw);
+  return limit >= 1 && limit <= MAX_LIST_LIMIT ? limit : null;
+}
+
+/** A request's JSON body; an empty body counts as `{}`. */
+function parseJsonBody(text: string): Outcome<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(text === "" ? "{}" : text) as unknown };
+  } catch {
+    return { ok: false, observation: error("bad_request") };
+  }
+}
+
+function idOf(role: number): string {
+  return `<id:${role}>`;
+}
+
+function json(status: number, body: Json): Observation {
+  return { status, headers: { "content-type": "application/json" }, body };
+}
+
+function empty(status: number): Observation {
+  return { status, headers: {}, body: null };
+}
+
+function noSuchCap(): Observation {
+  return error("no_such_cap");
+}
+
+function error(code: ErrorCode, headers: Record<string, string> = {}, message?: string): Observation {
+  const fixed = message ?? (FIXED_MESSAGES.has(code) ? defaultMessage(code) : null);
+  return { status: STATUS[code], headers: { "content-type": "application/json", ...headers }, body: { error: { code, message: fixed } } };
+}
+
+export function md5Hex(bytes: Uint8Array): string {
+  return createHash("md5").update(bytes).digest("hex");
+}
+
+export function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
