@@ -16,6 +16,7 @@ import { mkdir, open, readlink, rmdir, type FileHandle } from "node:fs/promises"
 import { RESERVED_NAME_PREFIX } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Opens exactly the named entry: never through a link in its last component, never blocking on a FIFO. */
 export const OPEN_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -330,7 +331,6 @@ function components(path: string): string[] {
   return path.split("/").filter((part) => part !== "" && part !== ".");
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The link's target; `null` if it is not UTF-8 (refused), `"changed"` if it stopped being a link. */
 async function readLinkIn(dir: FileHandle, name: string): Promise<string | null | "changed"> {
@@ -342,11 +342,7 @@ async function readLinkIn(dir: FileHandle, name: string): Promise<string | null 
     if (code === "EINVAL" || code === "ENOENT") return "changed";
     throw error;
   }
-  try {
-    return strictUtf8.decode(raw);
-  } catch {
-    return null;
-  }
+  return decodeUtf8Strict(raw);
 }
 
 async function mkdirIn(dir: FileHandle, name: string, mode: number): Promise<void> {

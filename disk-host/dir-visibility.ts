@@ -9,6 +9,7 @@ import type { FileHandle } from "node:fs/promises";
 import { readdir } from "node:fs/promises";
 import { closeEnd, heldPath, walk, type DirChain } from "./beneath.ts";
 import { isListableName } from "../shared/rel-path.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
 const ENTRY_BUDGET = 10_000;
@@ -19,7 +20,6 @@ export interface DirName {
   regularHint: boolean;
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * The entries of a held folder that a cap could name: UTF-8, accepted
@@ -29,12 +29,8 @@ export async function addressableNames(dir: FileHandle, atCapRoot: boolean): Pro
   const entries = await readdir(heldPath(dir), { withFileTypes: true, encoding: "buffer" });
   const out: DirName[] = [];
   for (const entry of entries) {
-    let name: string;
-    try {
-      name = strictUtf8.decode(entry.name);
-    } catch {
-      continue;
-    }
+    const name = decodeUtf8Strict(entry.name);
+    if (name === null) continue;
     if (isListableName(name, atCapRoot)) out.push({ name, regularHint: entry.isFile() });
   }
   return out;

@@ -11,10 +11,10 @@
 import { constants } from "node:fs";
 import { open, readdir, rmdir, type FileHandle } from "node:fs/promises";
 import { closeEnd, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk, type DirChain } from "./beneath.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Deeper empty trees are left alone (and refused): a bound on the work, not a rule of the vault. */
 const MAX_DEPTH = 64;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Removes the folder the holder named by `segments` beneath `root` if it
@@ -50,12 +50,8 @@ async function removeTree(parent: FileHandle, name: string, depth: number): Prom
   }
   try {
     for (const raw of await readdir(heldPath(dir), { encoding: "buffer" })) {
-      let child: string;
-      try {
-        child = strictUtf8.decode(raw);
-      } catch {
-        return false;
-      }
+      const child = decodeUtf8Strict(raw);
+      if (child === null) return false;
       if (!(await removeTree(dir, child, depth + 1))) return false;
     }
   } catch {

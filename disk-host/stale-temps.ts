@@ -3,10 +3,10 @@ import { DirChain, heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity, META_DIR_NAME, TEMP_PREFIX } from "./meta-store.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Deeper trees are left alone: a bound on the sweep, not a rule of the vault. */
 const MAX_DEPTH = 256;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Removes what a crash (SIGKILL mid-write) leaves behind: `.capvault-tmp-*`
@@ -26,12 +26,8 @@ export async function cleanStaleTemps(ctx: HostContext): Promise<void> {
 async function sweep(ctx: HostContext, chain: DirChain, live: Set<string>, depth: number): Promise<boolean> {
   let removedTemp = false;
   for (const raw of await readdir(heldPath(chain.top), { encoding: "buffer" })) {
-    let name: string;
-    try {
-      name = strictUtf8.decode(raw);
-    } catch {
-      continue; // the vault never names anything this way
-    }
+    const name = decodeUtf8Strict(raw);
+    if (name === null) continue; // the vault never names anything this way
     if (depth === 0 && name === META_DIR_NAME) continue; // its own sweep: collectOrphans
     const stale = name.startsWith(TEMP_PREFIX) && !ctx.inFlight.has(name);
     let handle: FileHandle;

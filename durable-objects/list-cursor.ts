@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../shared/result.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { isListableName } from "../shared/rel-path.ts";
 
 export const MAX_LIST_LIMIT = 1000;
@@ -18,13 +19,14 @@ export function encodeCursor(name: string): string {
 export function decodeCursor(raw: string | null): Result<string | null> {
   if (raw === null || raw === "") return ok(null);
   if (!/^[A-Za-z0-9_-]+$/.test(raw)) return fail("bad_request", "invalid cursor");
-  let name: string;
+  let name: string | null;
   try {
     const binary = atob(raw.replace(/-/g, "+").replace(/_/g, "/"));
-    name = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    name = decodeUtf8Strict(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
   } catch {
-    return fail("bad_request", "invalid cursor");
+    name = null;
   }
+  if (name === null) return fail("bad_request", "invalid cursor");
   // Any valid segment: below a cap's root `~x` or `c:` is an ordinary name, and a page may end on one.
   if (!isListableName(name, false)) return fail("bad_request", "invalid cursor");
   return ok(name);

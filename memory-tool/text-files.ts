@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../shared/result.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /**
  * The few cap operations the memory tool (and the MCP tools) need, as text.
@@ -85,11 +86,8 @@ export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxB
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  try {
-    return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes));
-  } catch {
-    return fail("bad_request", "the file is not UTF-8 text");
-  }
+  const text = decodeUtf8Strict(bytes);
+  return text === null ? fail("bad_request", "the file is not UTF-8 text") : ok(text);
 }
 
 /**

@@ -16,6 +16,7 @@
 import type { ByteRange } from "../shared/http-conditions.ts";
 import { isErrorCode } from "../shared/error-codes.ts";
 import type { Result } from "../shared/result.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import type { FileMeta, ListPage, ReadOutcome, StatOutcome, WriteOutcome } from "./storage-adapter.ts";
 
 /** Root levels are sent as the cap holds them (`""` or `a/b/`); paths as parsed segments. */
@@ -97,12 +98,8 @@ export async function splitFrame(
       if (jsonLength > MAX_CALL_BYTES) break;
     }
     if (jsonLength >= 0 && buffered.length >= 4 + jsonLength) {
-      let json: string;
-      try {
-        json = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffered.subarray(4, 4 + jsonLength));
-      } catch {
-        break;
-      }
+      const json = decodeUtf8Strict(buffered.subarray(4, 4 + jsonLength));
+      if (json === null) break;
       let leftover: Uint8Array | null = buffered.subarray(4 + jsonLength);
       const rest = new ReadableStream<Uint8Array>({
         async pull(controller) {

@@ -77,6 +77,9 @@ export class R2Storage implements StorageAdapter {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
+    // An empty file is stored from an empty buffer: R2 does not read a
+    // zero-length stream, and a pipe into it would wait for a reader forever.
+    if (options.length === 0) return this.writeEmpty(key.value, body, options, current);
     const fixed = new FixedLengthStream(options.length);
     let delivered = 0;
     const counted = body.pipeThrough(
@@ -102,15 +105,32 @@ export class R2Storage implements StorageAdapter {
         ...(conditional ? { onlyIf } : {}),
       });
     } catch {
-      await piping;
+      // Never wait for the pipe here: R2 may have refused without reading the
+      // body, and then the pipe would wait for a reader forever.
       // Nothing was stored either way. Blame the client only when its body
       // was the wrong length; otherwise it was storage, and worth a retry.
       return delivered === options.length
         ? fail("unavailable", "storage failed; nothing was written")
         : fail("bad_request", "the body did not match its Content-Length");
     }
+    // R2 re-checks the precondition atomically; null means it failed there
+    // (and it may not have read the body: do not wait for the pipe).
+    if (!stored) return fail("precondition_failed");
     await piping;
-    // R2 re-checks the precondition atomically; null means it failed there.
+    return ok({ created: current === null, size: stored.size, etag: stored.etag });
+  }
+
+  private async writeEmpty(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
+    const reader = body.getReader();
+    const first = await reader.read().catch(() => ({ done: true, value: undefined }));
+    await reader.cancel().catch(() => undefined);
+    if (!first.done && first.value && first.value.byteLength > 0) return fail("bad_request", "the body did not match its Content-Length");
+    const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
+    const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
+    const stored = await this.bucket.put(key, new Uint8Array(0), {
+      httpMetadata: { contentType: options.contentType },
+      ...(conditional ? { onlyIf } : {}),
+    });
     if (!stored) return fail("precondition_failed");
     return ok({ created: current === null, size: stored.size, etag: stored.etag });
   }
@@ -212,21 +232,20 @@ export class R2Storage implements StorageAdapter {
     // R2 has no rename: copy, then delete the source only once the copy is
     // stored, so a failed copy never loses the source.
     const fixed = new FixedLengthStream(source.size);
-    const piping = source.body.pipeTo(fixed.writable).catch(() => undefined);
+    const piping = source.size === 0 ? source.body.cancel() : source.body.pipeTo(fixed.writable).catch(() => undefined);
     let copied: R2Object | null;
     try {
-      copied = await this.bucket.put(dst.value, fixed.readable, {
+      copied = await this.bucket.put(dst.value, source.size === 0 ? new Uint8Array(0) : fixed.readable, {
         httpMetadata: source.httpMetadata ?? {},
         ...(overwrite ? {} : { onlyIf: new Headers({ "if-none-match": "*" }) }),
       });
     } catch {
-      await piping;
       return fail("unavailable", "the copy failed; the source is untouched");
     }
-    await piping;
     // null: a file appeared at the destination after it was checked. Nothing
     // was copied, so the source must stay.
     if (!copied) return fail("conflict", "the destination exists");
+    await piping;
     await this.bucket.delete(src.value);
     return ok(null);
   }

@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../shared/result.ts";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Mint, move and admin bodies are small. */
 export const SMALL_JSON_BYTES = 64 * 1024;
@@ -43,10 +44,10 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
+  const text = decodeUtf8Strict(bytes);
+  if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
   try {
-    const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-    if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
-    return ok(JSON.parse(text));
+    return ok(JSON.parse(text ?? "\u0000"));
   } catch {
     return fail("bad_request", "malformed JSON");
   }

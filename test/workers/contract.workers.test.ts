@@ -53,6 +53,14 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7919) % 251);
       expect((await fs.write("bin", bytes)).status).toBe(201);
       expect(new Uint8Array(await (await fs.read("bin")).arrayBuffer())).toEqual(bytes);
+      // Empty files too (R2 reads no stream for them: this once hung).
+      expect((await fs.write("empty", "")).status).toBe(201);
+      expect((await fs.write("empty", "", { "if-none-match": "*" })).status).toBe(412);
+      const empty = await fs.read("empty");
+      expect(empty.headers.get("content-length")).toBe("0");
+      expect(await empty.text()).toBe("");
+      expect((await fs.move({ from: "empty", to: "moved-empty" })).status).toBe(200);
+      expect(await (await fs.read("moved-empty")).text()).toBe("");
     });
 
     it("stores names exactly as given", async () => {
