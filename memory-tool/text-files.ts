@@ -1,5 +1,5 @@
 import { fail, ok, type Result } from "../shared/result.ts";
-import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { decodeChunksStrict } from "../shared/strict-utf8.ts";
 
 /**
  * The few cap operations the memory tool (and the MCP tools) need, as text.
@@ -80,13 +80,7 @@ export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxB
     }
     chunks.push(value);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = decodeUtf8Strict(bytes);
+  const text = decodeChunksStrict(chunks);
   return text === null ? fail("bad_request", "the file is not UTF-8 text") : ok(text);
 }
 

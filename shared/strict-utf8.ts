@@ -16,3 +16,14 @@ export function decodeUtf8Strict(bytes: Uint8Array): string | null {
     return null;
   }
 }
+
+/** Joins received chunks and decodes them strictly: `null` for invalid UTF-8. */
+export function decodeChunksStrict(chunks: readonly Uint8Array[]): string | null {
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return decodeUtf8Strict(bytes);
+}

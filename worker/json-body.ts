@@ -1,5 +1,5 @@
 import { fail, ok, type Result } from "../shared/result.ts";
-import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { decodeChunksStrict } from "../shared/strict-utf8.ts";
 
 /** Mint, move and admin bodies are small. */
 export const SMALL_JSON_BYTES = 64 * 1024;
@@ -38,13 +38,7 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
     if (total <= maxBytes) chunks.push(value);
   }
   if (total > maxBytes) return tooLarge;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = decodeUtf8Strict(bytes);
+  const text = decodeChunksStrict(chunks);
   if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
   try {
     return ok(JSON.parse(text ?? "\u0000"));
