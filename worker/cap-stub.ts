@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
+import { failure, type CapFailure, type Result } from "../shared/result.ts";
 import { digestToken, isTokenShaped } from "../shared/token.ts";
+import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
 
 export type AppEnv = { Bindings: Env; Variables: { capId?: string } };
@@ -14,6 +16,27 @@ export async function capStub(c: Context<AppEnv>, token: string): Promise<Durabl
   const { key, id } = await digestToken(token);
   c.set("capId", id);
   return c.env.CAPS.get(c.env.CAPS.idFromName(key));
+}
+
+export type CapStub = DurableObjectStub<CapObject>;
+
+/**
+ * The object for a token that is alive right now, with what it is. Routes
+ * that must look at a request before the cap object does (its body, its
+ * query) ask this first, so a dead, unknown or malformed token answers
+ * `no_such_cap`, byte for byte the same, whatever else is wrong.
+ */
+export async function liveCap(c: Context<AppEnv>, token: string): Promise<Result<{ cap: CapStub; info: CapInfo }>> {
+  const cap = await capStub(c, token);
+  if (!cap) return { ok: false, error: failure("no_such_cap") };
+  const info = await cap.describe();
+  return info.ok ? { ok: true, value: { cap, info: info.value } } : info;
+}
+
+/** `problem`, unless the cap is dead: then `no_such_cap`, as for every request to a dead cap. */
+export async function problemFor(cap: CapStub, problem: CapFailure): Promise<CapFailure> {
+  const info = await cap.describe();
+  return info.ok ? problem : info.error;
 }
 
 /** The origin used in minted cap URLs. */

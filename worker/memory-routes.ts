@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { capStubTextFiles } from "../memory-tool/cap-stub-text-files.ts";
 import { createMemoryHandler } from "../memory-tool/memory-handler.ts";
 import { failure } from "../shared/result.ts";
-import { capStub, type AppEnv } from "./cap-stub.ts";
+import { liveCap, type AppEnv } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody } from "./json-body.ts";
 
@@ -20,11 +20,10 @@ const MAX_MEMORY_BODY_BYTES = 4 * 1024 * 1024;
 export const memoryRoutes = new Hono<AppEnv>();
 
 memoryRoutes.post("/:token/memory", async (c) => {
-  const cap = await capStub(c, c.req.param("token"));
-  if (!cap) return errorResponse(failure("no_such_cap"));
   // Liveness first, so a dead token answers the same bytes whatever the body.
-  const info = await cap.describe();
-  if (!info.ok) return errorResponse(info.error);
+  const live = await liveCap(c, c.req.param("token"));
+  if (!live.ok) return errorResponse(live.error);
+  const { cap } = live.value;
   const body = await readJsonBody(c.req.raw, MAX_MEMORY_BODY_BYTES);
   if (!body.ok) return errorResponse(body.error);
   if (typeof body.value !== "object" || body.value === null || Array.isArray(body.value)) {

@@ -1,8 +1,8 @@
 import { Hono, type Context } from "hono";
-import type { CapObject, RevokeOutcome } from "../durable-objects/cap-object.ts";
+import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { failure, type CapFailure, type Result } from "../shared/result.ts";
-import { capStub, publicOrigin, type AppEnv } from "./cap-stub.ts";
+import { capStub, problemFor, publicOrigin, type AppEnv, type CapStub } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
@@ -16,7 +16,6 @@ import { readQuery } from "./query-params.ts";
  */
 export const objectRoutes = new Hono<AppEnv>();
 
-export type CapStub = DurableObjectStub<CapObject>;
 type Handler = (cap: CapStub, c: Context<AppEnv>) => Promise<Response>;
 
 /** Resolves the token; unknown and malformed tokens get the same `no_such_cap`. */
@@ -28,15 +27,9 @@ function withCap(handler: Handler) {
   };
 }
 
-/**
- * Refuses a request the worker itself finds malformed (framing, JSON, query
- * encoding), but only after asking the cap whether it is alive: a dead or
- * unknown token must answer `no_such_cap` to every request, whatever else
- * is wrong with it.
- */
-export async function refuse(cap: CapStub, problem: CapFailure): Promise<Response> {
-  const info = await cap.describe();
-  return errorResponse(info.ok ? problem : info.error);
+/** Refuses a request the worker itself finds malformed (framing, JSON, query encoding); see {@link problemFor}. */
+async function refuse(cap: CapStub, problem: CapFailure): Promise<Response> {
+  return errorResponse(await problemFor(cap, problem));
 }
 
 function json<T>(result: Result<T>, status: 200 | 201 = 200): Response {

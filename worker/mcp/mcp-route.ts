@@ -1,8 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
 import { capStubTextFiles } from "../../memory-tool/cap-stub-text-files.ts";
-import { failure } from "../../shared/result.ts";
-import { capStub, publicOrigin, type AppEnv } from "../cap-stub.ts";
+import { liveCap, publicOrigin, type AppEnv } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
 
@@ -15,18 +14,17 @@ import { createCapMcpServer } from "./mcp-server.ts";
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.all("/:token/mcp", async (c) => {
-  const cap = await capStub(c, c.req.param("token"));
-  if (!cap) return errorResponse(failure("no_such_cap"));
   // Rights are read per request, so a narrowed or revoked cap shows at once.
-  const info = await cap.describe();
-  if (!info.ok) return errorResponse(info.error);
+  const live = await liveCap(c, c.req.param("token"));
+  if (!live.ok) return errorResponse(live.error);
+  const { cap, info } = live.value;
   if (c.req.method !== "POST") {
     return Response.json(
       { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this stateless server only answers POST." }, id: null },
       { status: 405, headers: { Allow: "POST" } },
     );
   }
-  const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.value.rights);
+  const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
