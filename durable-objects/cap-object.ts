@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, newToken } from "../shared/token.ts";
 import type { ChildView } from "../shared/wire-types.ts";
@@ -160,10 +160,10 @@ export class CapObject extends DurableObject<Env> {
 
   private async writeUnaudited(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
     const access = await this.authorize(["write"], rawPath);
-    if (!access.ok) return drain(body, access);
+    if (!access.ok) return refuseBody(body, access);
     const { cap, path, storage } = access.value;
     if (request.length > this.maxFileBytes()) {
-      return drain(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
+      return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
     }
     const written = await this.revocable(async (signal) =>
       storage.write(cap.root, path, cutOnAbort(body, signal), {
@@ -457,9 +457,4 @@ function cutOnAbort(source: ReadableStream<Uint8Array>, signal: AbortSignal): Re
     .catch(() => undefined)
     .finally(() => signal.removeEventListener("abort", cut));
   return guard.readable;
-}
-
-async function drain<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {
-  await body.cancel().catch(() => undefined);
-  return result;
 }

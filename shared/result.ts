@@ -24,3 +24,12 @@ export function failure(code: ErrorCode, message?: string): CapFailure {
 export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
   return { ok: false, error: failure(code, message) };
 }
+
+/**
+ * Refuses a write without reading its body: cancels the body (so the sender
+ * is not left streaming into nothing) and returns the refusal.
+ */
+export async function refuseBody<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {
+  await body.cancel().catch(() => undefined);
+  return result;
+}

@@ -1,6 +1,6 @@
 import { parseByteRange, writeAllowed, etagListMatches } from "../shared/http-conditions.ts";
 import { isListableName, parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import {
   DEFAULT_CONTENT_TYPE,
@@ -64,15 +64,15 @@ export class R2Storage implements StorageAdapter {
 
   async write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>> {
     const key = this.fileKey(root, path);
-    if (!key.ok) return discard(body, key);
+    if (!key.ok) return refuseBody(body, key);
     const [ancestorIsFile, isDir, current] = await Promise.all([
       this.anyAncestorIsFile(key.value),
       this.isDir(key.value + "/"),
       this.bucket.head(key.value),
     ]);
-    if (ancestorIsFile) return discard(body, fail("conflict", "a parent of that path is a file"));
-    if (isDir) return discard(body, fail("conflict", "that path is a directory"));
-    if (!writeAllowed(options, current?.etag ?? null)) return discard(body, fail("precondition_failed"));
+    if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"));
+    if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"));
+    if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"));
 
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
@@ -309,9 +309,4 @@ function accept(name: string, after: string | null, seen: Set<string>, atCapRoot
   if (!isListableName(name, atCapRoot)) return false;
   seen.add(name);
   return true;
-}
-
-async function discard<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {
-  await body.cancel().catch(() => undefined);
-  return result;
 }
