@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { request } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -16,6 +15,18 @@ afterAll(async () => {
 });
 
 const q = (p: string) => `?path=${encodeURIComponent(p)}`;
+
+/** One request on a new connection, never a pooled keep-alive one; resolves to the status. */
+function oneShot(method: string, url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent: false }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -31,7 +42,7 @@ describe("first start", () => {
   it("prints the admin token once, a root cap, and the listening line", async () => {
     const out = vault.output();
     expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
-    expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{32}$/m);
+    expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{32,}$/m);
     expect(out).toMatch(/^disk root cap: /m);
     const match = /admin token \(saved in .*, shown once\): (\S+)/.exec(out);
     expect(match).not.toBeNull();
@@ -126,44 +137,6 @@ describe("over real HTTP", () => {
   });
 });
 
-describe("the disk host behind the worker", () => {
-  /** The port of Miniflare's loopback server, which carries the DISK service binding: it is on workerd's command line. */
-  async function loopbackPort(): Promise<number> {
-    for (const pid of await readdir("/proc")) {
-      if (!/^\d+$/.test(pid)) continue;
-      const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-      if (!cmdline.includes("workerd") || Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== vault.pgid) continue;
-      const m = /--external-addr=loopback=[^:]+:(\d+)/.exec(cmdline.replaceAll("\0", " "));
-      if (m) return Number(m[1]);
-    }
-    throw new Error("no loopback port found");
-  }
-
-  it("refuses calls that do not carry the launcher's secret, even from this machine", async () => {
-    await writeFile(path.join(vault.diskRoot, "private.txt"), "host secret");
-    const port = await loopbackPort();
-    const call = (op: string, json: object, secret?: string) =>
-      fetch(`http://127.0.0.1:${port}/${op}`, {
-        method: "POST",
-        headers: { "MF-Custom-Fetch-Service": "0/#DISK", ...(secret ? { "capvault-disk-secret": secret } : {}) },
-        body: Buffer.from(encodeCallHead(json as never)),
-      });
-    for (const secret of [undefined, "guessed-secret-0123456789"]) {
-      const read = await call("read", { op: "read", root: [""], path: ["private.txt"], range: null, ifNoneMatch: null }, secret);
-      const text = await read.text();
-      expect(text).not.toContain("host secret");
-      expect(text).toContain("unavailable");
-      const listing = await (await call("list", { op: "list", root: [""], path: [], after: null, limit: 10 }, secret)).text();
-      expect(listing).not.toContain("private.txt");
-      await (await call("write", { op: "write", root: [""], path: ["planted.txt"], length: 0, contentType: "x", ifMatch: null, ifNoneMatch: null }, secret)).text();
-    }
-    await expect(stat(path.join(vault.diskRoot, "planted.txt"))).rejects.toThrow();
-    // Through a cap, the same file is reachable.
-    expect(await (await fetch(`${vault.diskCapUrl}/file?path=private.txt`)).text()).toBe("host secret");
-  });
-});
-
 describe("persistence", () => {
   it("keeps caps, files and revocations across a restart, and no token is in the state folder", async () => {
     const admin = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
@@ -215,8 +188,9 @@ describe("revocation against transfers in flight", () => {
         async pull(c) {
           if (sent >= size) return c.close();
           // Revoke once 4 MiB are on their way, then keep sending, slowly.
-          if (sent === 4 * 1024 * 1024) revoking = fetch(sub.url, { method: "DELETE" }).then((r) => {
-            expect(r.status).toBe(204);
+          // On a connection of its own: a pooled idle one may be closing under it.
+          if (sent === 4 * 1024 * 1024) revoking = oneShot("DELETE", sub.url).then((status) => {
+            expect(status).toBe(204);
             return performance.now();
           });
           if (revoking) await new Promise((r) => setTimeout(r, 5));
