@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 import { createDiskHost } from "./disk-host/index.ts";
+import { serveOnUnixSocket } from "./disk-host/socket-server.ts";
 
 // wrangler.toml declares the admin token as a required secret; tests supply their own.
 process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
@@ -14,6 +15,9 @@ process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
 const diskRoot = mkdtempSync(path.join(os.tmpdir(), "capvault-workers-disk-"));
 const diskSecret = randomBytes(32).toString("base64url");
 const disk = createDiskHost({ baseDir: diskRoot, secret: diskSecret });
+// Reached over a Unix socket, exactly as under the launcher (not through Miniflare's loopback server).
+const socketPath = path.join(mkdtempSync(path.join(os.tmpdir(), "capvault-sock-")), "disk.sock");
+await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
 
 export default defineConfig({
   plugins: [
@@ -22,7 +26,7 @@ export default defineConfig({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
         bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot, CAPVAULT_DISK_SECRET: diskSecret },
-        serviceBindings: { DISK: (request: Request) => disk.fetch(request) },
+        serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
       },
     }),
   ],

@@ -20,8 +20,11 @@ export async function runServe(argv: string[]): Promise<number> {
     process.stdout.write(SETTINGS_HELP);
     return 0;
   }
+  // Children (workerd) inherit the environment: the token reaches the worker in its config instead.
+  delete process.env.CAPVAULT_ADMIN_TOKEN;
+  for (const warning of settings.warnings) process.stderr.write(`capvault serve: warning: ${warning}\n`);
   const vault = await startVault(settings);
-  const origin = settings.publicUrl ?? vault.url;
+  const origin = settings.publicUrl;
   if (vault.adminTokenFresh) {
     process.stdout.write(`admin token (saved in ${settings.state}/admin-token, shown once): ${vault.adminToken}\n`);
   }

@@ -7,14 +7,23 @@ export interface Settings {
   host: string;
   /** Folder holding Durable Object storage, the local R2 bucket and the admin token. */
   state: string;
+  /** Given on the command line or in the environment (discouraged: see {@link Settings.warnings}); else from `adminTokenFile`. */
   adminToken: string | null;
-  publicUrl: string | null;
+  /** A file holding the admin token; default `<state>/admin-token`, generated on first start. */
+  adminTokenFile: string | null;
+  /** Origin put in minted cap URLs: never taken from a request's Host header. */
+  publicUrl: string;
   maxFileBytes: number | null;
   /** Base folder the disk host serves. */
   diskRoot: string;
   /** True when CAPVAULT_DISK_ROOT (or its flag) was given explicitly. */
   diskRootGiven: boolean;
+  /** Said once on stderr at start: secrets given where other processes can read them. */
+  warnings: string[];
 }
+
+/** Shorter admin tokens are refused: the admin token mints roots over everything. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
 export class SettingsError extends Error {}
 
@@ -23,6 +32,7 @@ const OPTIONS = {
   host: { type: "string", env: "HOST" },
   state: { type: "string", env: "CAPVAULT_STATE" },
   "admin-token": { type: "string", env: "CAPVAULT_ADMIN_TOKEN" },
+  "admin-token-file": { type: "string", env: "CAPVAULT_ADMIN_TOKEN_FILE" },
   "public-url": { type: "string", env: "CAPVAULT_PUBLIC_URL" },
   "max-file-bytes": { type: "string", env: "CAPVAULT_MAX_FILE_BYTES" },
   "disk-root": { type: "string", env: "CAPVAULT_DISK_ROOT" },
@@ -36,8 +46,10 @@ Runs the vault locally on Miniflare. Every option can also be set by the environ
   --port N              PORT                     (default 8787)
   --host H              HOST                     (default 127.0.0.1)
   --state DIR           CAPVAULT_STATE           (default ./.capvault)
-  --admin-token T       CAPVAULT_ADMIN_TOKEN     (default: generated once, kept in the state folder)
-  --public-url URL      CAPVAULT_PUBLIC_URL      (origin used in returned cap URLs)
+  --admin-token-file F  CAPVAULT_ADMIN_TOKEN_FILE (default: STATE/admin-token, generated once, mode 0600)
+  --admin-token T       CAPVAULT_ADMIN_TOKEN     (discouraged: readable in the process list or /proc/PID/environ)
+  --public-url URL      CAPVAULT_PUBLIC_URL      (origin in returned cap URLs; default http://HOST:PORT,
+                                                  required when HOST listens on all interfaces)
   --max-file-bytes N    CAPVAULT_MAX_FILE_BYTES  (default 104857600)
   --disk-root DIR       CAPVAULT_DISK_ROOT       (folder served by the disk backend; default ./vault-data)
 `;
@@ -79,19 +91,45 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
   if (maxFileBytes !== null && (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1)) {
     throw new SettingsError("max file bytes must be a positive integer");
   }
-  const publicUrl = pick("public-url") ?? null;
-  if (publicUrl !== null && !/^https?:\/\/[^/]+\/?$/.test(publicUrl)) throw new SettingsError("public URL must be an origin such as https://vault.example");
+  const host = pick("host") ?? "127.0.0.1";
+  const publicUrl = pick("public-url") ?? defaultPublicUrl(host, port);
+  if (!/^https?:\/\/[^/]+\/?$/.test(publicUrl)) throw new SettingsError("public URL must be an origin such as https://vault.example");
+  const warnings: string[] = [];
+  const adminToken = pick("admin-token") ?? null;
+  if (adminToken !== null) {
+    if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) throw new SettingsError(`the admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+    warnings.push(
+      typeof values["admin-token"] === "string"
+        ? "the admin token on the command line is visible to every local user in the process list; use --admin-token-file"
+        : "CAPVAULT_ADMIN_TOKEN stays readable in /proc/PID/environ of this process and its parents; prefer --admin-token-file",
+    );
+  }
+  const tokenFile = pick("admin-token-file");
   const diskRootRaw = pick("disk-root");
   return {
     port,
-    host: pick("host") ?? "127.0.0.1",
+    host,
     state: path.resolve(expandHome(pick("state") ?? ".capvault", env)),
-    adminToken: pick("admin-token") ?? null,
-    publicUrl: publicUrl?.replace(/\/$/, "") ?? null,
+    adminToken,
+    adminTokenFile: tokenFile === undefined ? null : path.resolve(expandHome(tokenFile, env)),
+    publicUrl: publicUrl.replace(/\/$/, ""),
     maxFileBytes,
     diskRoot: path.resolve(expandHome(diskRootRaw ?? "vault-data", env)),
     diskRootGiven: diskRootRaw !== undefined,
+    warnings,
   };
+}
+
+/**
+ * Where clients reach a vault on `host:port`. A wildcard host has no single
+ * answer, and guessing from each request's Host header would let a caller
+ * choose the origin of the cap URLs it is handed, so it must be given.
+ */
+function defaultPublicUrl(host: string, port: number): string {
+  if (host === "0.0.0.0" || host === "::" || host === "*" || port === 0) {
+    throw new SettingsError("listening on all interfaces or on port 0 needs --public-url (the origin clients use)");
+  }
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 function expandHome(p: string, env: NodeJS.ProcessEnv): string {

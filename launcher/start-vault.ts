@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { createDiskHost } from "../disk-host/index.ts";
+import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
 import type { Settings } from "./settings.ts";
 
 export interface RunningVault {
@@ -22,15 +25,21 @@ const MARKER = "vault.json";
 
 /**
  * Runs the worker on Miniflare with persistent state: Durable Objects and the
- * local R2 bucket live under `settings.state`, the disk backend is the Node
- * disk host plugged in as the `DISK` service binding.
+ * local R2 bucket live under `settings.state`; the disk backend is the Node
+ * disk host, which workerd reaches over a private Unix socket.
+ *
+ * The public port is the only socket that serves anything: Miniflare's own
+ * loopback server is sealed (launcher/sealed-loopback.ts), the disk socket
+ * sits in a 0700 folder and demands a per-start secret, and secrets reach
+ * workerd inside its config (on stdin), never in its environment or
+ * command line.
  */
 export async function startVault(settings: Settings): Promise<RunningVault> {
   await mkdir(settings.state, { recursive: true, mode: 0o700 });
   // The state folder holds every cap's record and the admin token: owner only.
   await chmod(settings.state, 0o700);
   await mkdir(settings.diskRoot, { recursive: true, mode: 0o700 });
-  const { token: adminToken, fresh } = await loadAdminToken(settings.state, settings.adminToken);
+  const { token: adminToken, fresh } = await loadAdminToken(settings.state, settings.adminToken, settings.adminTokenFile);
   const scriptPath = await buildWorker(path.join(settings.state, "build"));
   const config = unstable_readConfig({ config: path.join(PROJECT_ROOT, "wrangler.toml") }, { hideWarnings: true });
 
@@ -40,52 +49,71 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   // Temp files of writes cut short by a crash are never visible through the
   // API, but they are removed here so they do not pile up.
   await disk.cleanStaleTemps();
+  // mkdtemp makes the folder 0700; a short path keeps within the 108-byte socket name limit.
+  const runDir = await mkdtemp(path.join(os.tmpdir(), "capvault-"));
+  const socketPath = path.join(runDir, "disk.sock");
+  const diskSocket = await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
 
   const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret };
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
-  if (settings.publicUrl !== null) bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
+  bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 
-  const mf = new Miniflare({
-    host: settings.host,
-    port: settings.port,
-    modules: true,
-    scriptPath,
-    modulesRoot: path.dirname(scriptPath),
-    compatibilityDate: config.compatibility_date,
-    compatibilityFlags: config.compatibility_flags,
-    durableObjects: {
-      CAPS: { className: "CapObject", useSQLite: true },
-      ROOTS: { className: "RootRegistry", useSQLite: true },
-    },
-    r2Buckets: ["BUCKET"],
-    durableObjectsPersist: path.join(settings.state, "durable-objects"),
-    r2Persist: path.join(settings.state, "r2"),
-    bindings,
-    serviceBindings: { DISK: (request) => disk.fetch(request as unknown as Request) as never },
+  const { value: mf, sealed } = await withSealedLoopback(async () => {
+    const mf = new Miniflare({
+      host: settings.host,
+      port: settings.port,
+      modules: true,
+      scriptPath,
+      modulesRoot: path.dirname(scriptPath),
+      compatibilityDate: config.compatibility_date,
+      compatibilityFlags: config.compatibility_flags,
+      durableObjects: {
+        CAPS: { className: "CapObject", useSQLite: true },
+        ROOTS: { className: "RootRegistry", useSQLite: true },
+      },
+      r2Buckets: ["BUCKET"],
+      durableObjectsPersist: path.join(settings.state, "durable-objects"),
+      r2Persist: path.join(settings.state, "r2"),
+      bindings,
+      serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
+    });
+    await mf.ready;
+    return mf;
   });
-  const ready = await mf.ready;
-  const url = ready.origin;
-
-  const firstRun: { label: string; url: string }[] = [];
-  if (!(await exists(path.join(settings.state, MARKER)))) {
-    const mint = async (backend: string, prefix: string, label: string) => {
-      const res = await mf.dispatchFetch(`${settings.publicUrl ?? url}/admin/roots`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify({ backend, prefix, label }),
-      });
-      if (res.status !== 201) throw new Error(`could not mint the ${label} root cap (HTTP ${res.status})`);
-      firstRun.push({ label, url: ((await res.json()) as { url: string }).url });
-    };
-    await mint("r2", "default/", "default");
-    if (settings.diskRootGiven) await mint("disk", "", "disk");
-    await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", { mode: 0o600 });
-  }
   const stop = async () => {
     await mf.dispose();
+    await diskSocket.close();
     await disk.close();
+    await rm(runDir, { recursive: true, force: true });
   };
-  return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
+  try {
+    await assertSealed(sealed);
+    const url = (await mf.ready).origin;
+    const firstRun = await mintFirstRoots(mf, settings, adminToken);
+    return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** On new state: a root cap for R2 prefix `default/`, and one for the disk folder when it was named. */
+async function mintFirstRoots(mf: Miniflare, settings: Settings, adminToken: string): Promise<{ label: string; url: string }[]> {
+  const firstRun: { label: string; url: string }[] = [];
+  if (await exists(path.join(settings.state, MARKER))) return firstRun;
+  const mint = async (backend: string, prefix: string, label: string) => {
+    const res = await mf.dispatchFetch(`${settings.publicUrl}/admin/roots`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ backend, prefix, label }),
+    });
+    if (res.status !== 201) throw new Error(`could not mint the ${label} root cap (HTTP ${res.status})`);
+    firstRun.push({ label, url: ((await res.json()) as { url: string }).url });
+  };
+  await mint("r2", "default/", "default");
+  if (settings.diskRootGiven) await mint("disk", "", "disk");
+  await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", { mode: 0o600 });
+  return firstRun;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -1,12 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const TSX = path.join(PROJECT_ROOT, "node_modules/.bin/tsx");
+/** tsx as a loader only: its CLI would add a parent process with an IPC socket of its own. */
+const NODE_ARGS = ["--import", pathToFileURL(path.join(PROJECT_ROOT, "node_modules/tsx/dist/loader.mjs")).href];
+/** The admin token of test vaults (written to their state folder before start). */
+export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789abcdef-0123";
 
 export interface TestVault {
   url: string;
@@ -48,9 +51,16 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   // One port for the vault's whole life, so cap URLs stay valid across restarts.
   const port = await freePort();
   const caps: Record<string, string> = {};
+  // The admin token waits in the state folder, as an operator would keep it:
+  // never in the launcher's environment or command line.
+  const adminToken = options.env?.CAPVAULT_ADMIN_TOKEN ?? TEST_ADMIN_TOKEN;
+  if (adminToken) {
+    await mkdir(state, { recursive: true, mode: 0o700 });
+    await writeFile(path.join(state, "admin-token"), `${adminToken}\n`, { mode: 0o600 });
+  }
 
   const launch = async () => {
-    child = spawn(TSX, [path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve", ...(options.args ?? [])], {
+    child = spawn(process.execPath, [...NODE_ARGS, path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve", ...(options.args ?? [])], {
       cwd: base,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -60,7 +70,6 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
         HOST: "127.0.0.1",
         CAPVAULT_STATE: state,
         CAPVAULT_DISK_ROOT: diskRoot,
-        CAPVAULT_ADMIN_TOKEN: "test-admin-token-0123456789",
         CLOUDFLARE_CF_FETCH_ENABLED: "false",
         ...options.env,
       },
@@ -125,7 +134,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
     get url() {
       return url;
     },
-    adminToken: options.env?.CAPVAULT_ADMIN_TOKEN ?? "test-admin-token-0123456789",
+    adminToken,
     get rootCapUrl() {
       return caps.default!;
     },
