@@ -110,6 +110,17 @@ describe.each([
     expect(await (await fetch(`${diskCap}/file?path=private.txt`)).text()).toBe("host secret");
   });
 
+  it("serves nothing of Miniflare's own on the public port", async () => {
+    // The entry worker in front of ours has routes of its own; all but a secret-gated proxy reach the vault's 404.
+    for (const p of ["/cdn-cgi/platform-proxy", "/cdn-cgi/explorer", "/cdn-cgi/handler/scheduled", "/cdn-cgi/handler/email", "/cdn-cgi/mf/reload"]) {
+      for (const headers of [{}, { "MF-Op": "GET" }, { "MF-Route-Override": "x" }]) {
+        const res = await fetch(`${vault.url}${p}`, { method: "POST", headers, body: "{}" });
+        expect(res.status, `${p} ${JSON.stringify(headers)}`).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+      }
+    }
+  });
+
   it("keeps the admin token out of every process's environment and command line", async () => {
     const token = vault.adminToken;
     expect(token.length).toBeGreaterThanOrEqual(32);
