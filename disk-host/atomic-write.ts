@@ -127,10 +127,7 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
       }
       if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
       const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
-      if (!writeAllowed(pre, current)) {
-        if (found.kind === "missing") await pruneEmptyDirs(found.chain);
-        return fail("precondition_failed");
-      }
+      if (!writeAllowed(pre, current)) return fail("precondition_failed");
       const temp = newTempName();
       let handle: FileHandle;
       ctx.inFlight.add(temp);
@@ -148,6 +145,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
       return failFromFs(error, "writing");
     } finally {
       if (!placed) {
+        // Folders this attempt made for a write that is refused (or retried) must not stay behind.
+        if (found && "chain" in found) await pruneEmptyDirs(found.chain);
         if (found) await closeEnd(found);
         await release();
       }
