@@ -112,6 +112,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
     const { release } = root.value;
     let found: WalkEnd | null = null;
     let placed = false;
+    // A retry must not prune: a concurrent write may be about to use the folders (and prune ours back).
+    let retrying = true;
     try {
       const end = await walk(root.value.chain, userSteps(segments), { followFinal: true, mkdirs: { mode: ctx.dirMode, final: false } });
       if (!end.ok) {
@@ -119,10 +121,12 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
         return end;
       }
       found = end.value;
+      retrying = false;
       if (found.kind === "absent" || found.kind === "blocked") return fail("conflict", PARENT_IS_FILE);
       if (found.kind === "dir") {
         // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
-        if (await removeEmptyFolder(root.value.chain, segments)) continue;
+        retrying = await removeEmptyFolder(root.value.chain, segments);
+        if (retrying) continue;
         return fail("conflict", TARGET_IS_DIR);
       }
       if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
@@ -135,7 +139,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
         handle = await createExclusive(found.chain.top, temp, ctx.fileMode);
       } catch (error) {
         ctx.inFlight.delete(temp);
-        if (errnoOf(error) === "ENOENT") continue;
+        retrying = errnoOf(error) === "ENOENT";
+        if (retrying) continue;
         throw error;
       }
       placed = true;
@@ -145,8 +150,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
       return failFromFs(error, "writing");
     } finally {
       if (!placed) {
-        // Folders this attempt made for a write that is refused (or retried) must not stay behind.
-        if (found && "chain" in found) await pruneEmptyDirs(found.chain);
+        // Folders this attempt made for a write that is refused must not stay behind.
+        if (found && !retrying && "chain" in found) await pruneEmptyDirs(found.chain);
         if (found) await closeEnd(found);
         await release();
       }

@@ -169,8 +169,9 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
   // A walk that made folders and then fails removes the ones left empty, so
   // a refused write leaves no hidden folders behind (they would hide nothing
   // on R2, and pile up with every retry).
-  const unwind = async (): Promise<void> => {
-    if (options.mkdirs) await pruneEmptyDirs(chain);
+  // (Not on ENOENT: a concurrent remover is at work, and the caller retries.)
+  const unwind = async (error?: unknown): Promise<void> => {
+    if (options.mkdirs && errnoOf(error) !== "ENOENT") await pruneEmptyDirs(chain);
     await chain.close();
   };
   const outside = async (): Promise<Result<never>> => {
@@ -259,7 +260,7 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
     }
     return ok({ kind: "dir", chain });
   } catch (error) {
-    await unwind();
+    await unwind(error);
     return failFromFs(error, options.mkdirs ? "writing" : "reading");
   }
 }

@@ -59,6 +59,17 @@ describe("a write that needs many new folders", () => {
   });
 });
 
+describe("concurrent writes into new folders", () => {
+  it("all succeed, though each may find its folders made, or pruned, by another", async () => {
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => put(fx.storage, ROOT, `${deep(20, `r${round}`)}/${i}`, "x", { ifMatch: i % 4 === 0 ? '"nope"' : undefined })),
+      );
+      expect(results.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? "precondition_failed" : "ok")));
+    }
+  });
+});
+
 describe("stat and write agree about a name", () => {
   it("a name holding only a deep empty tree is missing to stat and free for a write", async () => {
     await mkdir(join(fx.base, "r", "x", ...Array(150).fill("e")), { recursive: true });
