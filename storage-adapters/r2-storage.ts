@@ -2,6 +2,7 @@ import { parseByteRange, writeAllowed, etagListMatches } from "../shared/http-co
 import { isListableName, parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
 import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
+import { timedBody, TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS, UploadSlots, type UploadLimits } from "./upload-limits.ts";
 import {
   DEFAULT_CONTENT_TYPE,
   type FileMeta,
@@ -15,6 +16,9 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from "./storage-adapter.ts";
+
+/** Uploads in progress in this isolate. */
+const r2Uploads = new UploadSlots();
 
 /** R2 deletes and lists move at most this many keys per call. */
 const R2_PAGE = 1000;
@@ -54,7 +58,10 @@ function metaOf(object: R2Object): FileMeta {
  * no multi-key transaction to prevent it.
  */
 export class R2Storage implements StorageAdapter {
-  constructor(private readonly bucket: R2Bucket) {}
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly uploads: UploadLimits = UPLOAD_LIMITS,
+  ) {}
 
   async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
     const key = this.fileKey(root, path);
@@ -90,13 +97,26 @@ export class R2Storage implements StorageAdapter {
     if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"));
     if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"));
     if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"));
+    // Counted per isolate (every cap object an isolate runs shares it).
+    const release = r2Uploads.take(this.uploads.maxConcurrent);
+    if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS));
+    try {
+      const timed = timedBody(body, options.length, this.uploads);
+      const stored = await this.store(key.value, timed.body, options, current);
+      return !stored.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : stored;
+    } finally {
+      release();
+    }
+  }
 
+  /** Streams the body into a put, exactly `options.length` bytes, judged against `current`. */
+  private async store(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
     // An empty file is stored from an empty buffer: R2 does not read a
     // zero-length stream, and a pipe into it would wait for a reader forever.
-    if (options.length === 0) return this.writeEmpty(key.value, body, options, current);
+    if (options.length === 0) return this.writeEmpty(key, body, options, current);
     const fixed = new FixedLengthStream(options.length);
     let delivered = 0;
     const counted = body.pipeThrough(
@@ -117,7 +137,7 @@ export class R2Storage implements StorageAdapter {
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     let stored: R2Object | null;
     try {
-      stored = await this.bucket.put(key.value, fixed.readable, {
+      stored = await this.bucket.put(key, fixed.readable, {
         httpMetadata: { contentType: options.contentType },
         ...(conditional ? { onlyIf } : {}),
       });
@@ -139,9 +159,10 @@ export class R2Storage implements StorageAdapter {
 
   private async writeEmpty(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
     const reader = body.getReader();
-    const first = await reader.read().catch(() => ({ done: true, value: undefined }));
+    // A body that fails (or times out) before it ends stores nothing, even an empty file.
+    const first = await reader.read().catch(() => null);
     await reader.cancel().catch(() => undefined);
-    if (!first.done && first.value && first.value.byteLength > 0) return fail("bad_request", "the body did not match its Content-Length");
+    if (!first || (!first.done && first.value && first.value.byteLength > 0)) return fail("bad_request", "the body did not match its Content-Length");
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const stored = await this.bucket.put(key, new Uint8Array(0), {
