@@ -13,6 +13,7 @@ import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { writeAllowed, type WritePreconditions } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
+import { readWithin, TOO_SLOW, uploadDeadline } from "../storage-adapters/upload-limits.ts";
 import {
   closeEnd,
   entryKey,
@@ -68,14 +69,15 @@ export async function writeFile(
   request: WriteRequest,
 ): Promise<Result<WriteOutcome>> {
   const reader = body.getReader();
+  const bound = { idleMs: ctx.uploads.idleMs, deadline: uploadDeadline(request.length, ctx.uploads) };
   const placed = segments.length === 0 ? fail("invalid_path", "a file operation needs a file name") : await placeTemp(ctx, levels, segments, request.preconditions);
   if (!placed.ok) {
-    await drain(reader);
+    await drain(reader, bound);
     return placed;
   }
   const target = placed.value;
   try {
-    const received = await receive(reader, target.handle, request.length);
+    const received = await receive(reader, target.handle, request.length, bound);
     if (!received.ok) return received;
     await target.handle.sync();
     const stat = await target.handle.stat({ bigint: true });
@@ -84,7 +86,7 @@ export async function writeFile(
   } catch (error) {
     return failFromFs(error, "writing");
   } finally {
-    await drain(reader);
+    await drain(reader, bound);
     await target.handle.close().catch(() => undefined);
     if (!target.committed) {
       await unlink(inDir(target.chain.top, target.temp)).catch(() => undefined);
@@ -112,6 +114,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
     const { release } = root.value;
     let found: WalkEnd | null = null;
     let placed = false;
+    // A retry must not prune: a concurrent write may be about to use the folders (and prune ours back).
+    let retrying = true;
     try {
       const end = await walk(root.value.chain, userSteps(segments), { followFinal: true, mkdirs: { mode: ctx.dirMode, final: false } });
       if (!end.ok) {
@@ -119,18 +123,17 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
         return end;
       }
       found = end.value;
+      retrying = false;
       if (found.kind === "absent" || found.kind === "blocked") return fail("conflict", PARENT_IS_FILE);
       if (found.kind === "dir") {
         // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
-        if (await removeEmptyFolder(root.value.chain, segments)) continue;
+        retrying = await removeEmptyFolder(root.value.chain, segments);
+        if (retrying) continue;
         return fail("conflict", TARGET_IS_DIR);
       }
       if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
       const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
-      if (!writeAllowed(pre, current)) {
-        if (found.kind === "missing") await pruneEmptyDirs(found.chain);
-        return fail("precondition_failed");
-      }
+      if (!writeAllowed(pre, current)) return fail("precondition_failed");
       const temp = newTempName();
       let handle: FileHandle;
       ctx.inFlight.add(temp);
@@ -138,7 +141,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
         handle = await createExclusive(found.chain.top, temp, ctx.fileMode);
       } catch (error) {
         ctx.inFlight.delete(temp);
-        if (errnoOf(error) === "ENOENT") continue;
+        retrying = errnoOf(error) === "ENOENT";
+        if (retrying) continue;
         throw error;
       }
       placed = true;
@@ -148,6 +152,8 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
       return failFromFs(error, "writing");
     } finally {
       if (!placed) {
+        // Folders this attempt made for a write that is refused must not stay behind.
+        if (found && !retrying && "chain" in found) await pruneEmptyDirs(found.chain);
         if (found) await closeEnd(found);
         await release();
       }
@@ -156,28 +162,44 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
   return fail("unavailable");
 }
 
+/** How long a body may take: no gap over `idleMs`, done by `deadline` (ms since the epoch). */
+export interface BodyBound {
+  idleMs: number;
+  deadline: number;
+}
+
 /**
  * Reads and drops what is left of a body. A refusal is answered only after
  * the whole request arrived: cancelling it instead makes Miniflare's loopback
  * drop the connection, and the worker would see "unavailable" rather than
- * the refusal.
+ * the refusal. But never for longer than `bound` allows: then it is
+ * cancelled, so a stalled sender cannot hold the call open.
  */
-export async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
+export async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, bound: BodyBound): Promise<void> {
   try {
-    while (!(await reader.read()).done);
+    for (;;) {
+      const next = await readWithin(reader, bound.idleMs, bound.deadline);
+      if (next === "timeout") return await reader.cancel(TOO_SLOW);
+      if (next.done) return;
+    }
   } catch {
     // The sender gave up; nothing left to wait for.
   }
 }
 
-/** Streams exactly `length` bytes into the temp file, hashing as it goes. */
-async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: FileHandle, length: number): Promise<Result<string>> {
+/** Streams exactly `length` bytes into the temp file, hashing as it goes; too slow a body fails it. */
+async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: FileHandle, length: number, bound: BodyBound): Promise<Result<string>> {
   const md5 = createHash("md5");
   let received = 0;
   for (;;) {
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
-      chunk = await reader.read();
+      const next = await readWithin(reader, bound.idleMs, bound.deadline);
+      if (next === "timeout") {
+        await reader.cancel(TOO_SLOW).catch(() => undefined);
+        return fail("bad_request", TOO_SLOW);
+      }
+      chunk = next;
     } catch {
       return fail("bad_request", LENGTH_MISMATCH);
     }

@@ -22,7 +22,11 @@ import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 export const OPEN_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 /** Link expansions allowed in one resolution (Linux's own limit); more is treated as a loop. */
 export const MAX_LINK_EXPANSIONS = 40;
-/** Retries after a concurrent change (a folder made or removed under us) before giving up. */
+/**
+ * Retries of one name after a concurrent change (a folder we just made was
+ * removed again before we could open it) before giving up. Counted per name,
+ * never per folder made: a path may legally need hundreds of new folders.
+ */
 const MAX_RETRIES = 16;
 
 /** `name` inside the directory `dir` holds, looked up by the kernel in that directory, wherever it now is. */
@@ -162,8 +166,16 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
   let retries = 0;
   let boundaryReal: string[] | null = null;
   let justMade: Step | null = null;
-  const outside = async (): Promise<Result<never>> => {
+  // A walk that made folders and then fails removes the ones left empty, so
+  // a refused write leaves no hidden folders behind (they would hide nothing
+  // on R2, and pile up with every retry).
+  // (Not on ENOENT: a concurrent remover is at work, and the caller retries.)
+  const unwind = async (error?: unknown): Promise<void> => {
+    if (options.mkdirs && errnoOf(error) !== "ENOENT") await pruneEmptyDirs(chain);
     await chain.close();
+  };
+  const outside = async (): Promise<Result<never>> => {
+    await unwind();
     return fail("outside_root");
   };
   try {
@@ -212,7 +224,8 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
         if (code === "ENOENT") {
           if (step.fromLink) return await outside();
           if (options.mkdirs && (!last || options.mkdirs.final)) {
-            if (++retries > MAX_RETRIES) throw error;
+            // Made once already and gone again: someone is removing it as fast as we make it.
+            if (justMade === step && ++retries > MAX_RETRIES) throw error;
             await mkdirIn(chain.top, name, options.mkdirs.mode);
             justMade = step;
             queue.unshift(step);
@@ -242,12 +255,12 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
       await handle.close();
       if (last) return ok({ kind: "special", chain, name });
       if (step.fromLink) return await outside();
-      await chain.close();
+      await unwind();
       return ok({ kind: "blocked" });
     }
     return ok({ kind: "dir", chain });
   } catch (error) {
-    await chain.close();
+    await unwind(error);
     return failFromFs(error, options.mkdirs ? "writing" : "reading");
   }
 }

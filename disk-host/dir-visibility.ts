@@ -12,7 +12,16 @@ import { isListableName } from "../shared/rel-path.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
-const ENTRY_BUDGET = 10_000;
+export const ENTRY_BUDGET = 10_000;
+/**
+ * Folders deeper than this below the one asked about count as "visible"
+ * without looking further (each level holds a descriptor while it is looked
+ * at). It exceeds any depth a cap can name (keys are at most 1,024 bytes, so
+ * at most 512 segments), so only hand-made trees reach it. empty-folders.ts
+ * uses the same bounds, so a folder stat calls missing is one a write may
+ * replace, and one it calls visible is one a write refuses.
+ */
+export const MAX_TREE_DEPTH = 600;
 
 export interface DirName {
   name: string;
@@ -37,7 +46,8 @@ export async function addressableNames(dir: FileHandle, atCapRoot: boolean): Pro
 }
 
 /** Whether `chain.top` holds a file a cap could read, at any depth, links followed within the boundary. */
-export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }, seen = new Set<string>()): Promise<boolean> {
+export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }, seen = new Set<string>(), depth = 0): Promise<boolean> {
+  if (depth > MAX_TREE_DEPTH) return true;
   const self = await chain.top.stat({ bigint: true });
   const id = `${self.dev}:${self.ino}`;
   if (seen.has(id)) return false;
@@ -52,7 +62,7 @@ export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }
     if (!end.ok) continue;
     try {
       if (end.value.kind === "file") return true;
-      if (end.value.kind === "dir" && (await holdsFile(end.value.chain, budget, seen))) return true;
+      if (end.value.kind === "dir" && (await holdsFile(end.value.chain, budget, seen, depth + 1))) return true;
     } finally {
       await closeEnd(end.value);
     }

@@ -108,7 +108,7 @@ export async function removeFile(ctx: HostContext, levels: string[][], segments:
     if (!end.ok) return end;
     const found = end.value;
     try {
-      const what = await judgeEntry(found, IS_DIR);
+      const what = await judgeEntry(found, IS_DIR, LINK_IS_ENTRY);
       if (!what.ok) return what;
       if (!isNamedEntry(found)) return fail("not_found");
       const { chain, name } = found;
@@ -122,8 +122,9 @@ export async function removeFile(ctx: HostContext, levels: string[][], segments:
 }
 
 /**
- * Renames a file (or a link to a file inside the root, which moves the link,
- * like `mv`) within the held folders: atomic, and the source is never lost.
+ * Renames a file, or a link inside the root (to a file or a folder: the link
+ * moves, like `mv`), within the held folders: atomic, and the source is never
+ * lost. A moved relative link resolves from its new place, as with `mv`.
  */
 export async function moveFile(
   ctx: HostContext,
@@ -141,7 +142,7 @@ export async function moveFile(
     let dst: WalkEnd | null = null;
     let moved = false;
     try {
-      const source = await judgeEntry(src, "cannot move a directory");
+      const source = await judgeEntry(src, "cannot move a directory", LINK_IS_ENTRY);
       if (!source.ok) return source;
       const walkDst = () => walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
       let dstEnd = await walkDst();
@@ -270,21 +271,33 @@ async function openDescribed(ctx: HostContext, dir: FileHandle, name: string): P
 }
 
 /**
+ * A link to a folder (inside the root) is an entry of its own for remove and
+ * move, as for `rm` and `mv`: removing it removes the link, never the files
+ * of the folder it leads to, and moving it moves the link (one rename, so
+ * atomic). Else a cap that deletes a folder file by file, reaching one
+ * through a link, would empty a folder it never named.
+ */
+const LINK_IS_ENTRY = true;
+
+/**
  * What a remove or a move finds at its (unfollowed) last name: the identity
  * of the file it is or leads to; `conflict` (with `dirMessage`) for a folder
- * holding files; `outside_root` for a link leading outside; else `not_found`.
+ * holding files, unless `linkIsEntry` and it was reached through the link at
+ * that name (then the folder's identity); `outside_root` for a link leading
+ * outside; else `not_found`.
  */
-async function judgeEntry(found: WalkEnd, dirMessage: string): Promise<Result<string>> {
+async function judgeEntry(found: WalkEnd, dirMessage: string, linkIsEntry = false, throughLink = false): Promise<Result<string>> {
   switch (found.kind) {
     case "file":
       return ok(identity(found.stat));
     case "dir":
-      return (await holdsFile(found.chain)) ? fail("conflict", dirMessage) : fail("not_found");
+      if (!(await holdsFile(found.chain))) return fail("not_found");
+      return linkIsEntry && throughLink ? ok(identity(await found.chain.top.stat({ bigint: true }))) : fail("conflict", dirMessage);
     case "link": {
       const end = await walk(found.chain, [{ name: found.name, fromLink: false }], { followFinal: true });
       if (!end.ok) return end;
       try {
-        return await judgeEntry(end.value, dirMessage);
+        return await judgeEntry(end.value, dirMessage, linkIsEntry, true);
       } finally {
         await closeEnd(end.value);
       }

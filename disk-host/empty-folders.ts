@@ -12,9 +12,8 @@ import { constants } from "node:fs";
 import { open, readdir, rmdir, type FileHandle } from "node:fs/promises";
 import { closeEnd, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk, type DirChain } from "./beneath.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { ENTRY_BUDGET, MAX_TREE_DEPTH } from "./dir-visibility.ts";
 
-/** Deeper empty trees are left alone (and refused): a bound on the work, not a rule of the vault. */
-const MAX_DEPTH = 64;
 
 /**
  * Removes the folder the holder named by `segments` beneath `root` if it
@@ -32,15 +31,19 @@ export async function removeEmptyFolder(root: DirChain, segments: readonly strin
     // The top of the chain, with the folder holding it, if the holder's own name reached it (not a link, not the root).
     const [target] = end.value.chain.prunable();
     if (!target || target.name !== segments[segments.length - 1]) return false;
-    return await removeTree(target.parent, target.name, 0);
+    return await removeTree(target.parent, target.name, 0, { left: ENTRY_BUDGET });
   } finally {
     await closeEnd(end.value);
   }
 }
 
-/** Depth first: every sub-folder, then the folder. False at the first entry that is not an empty folder. */
-async function removeTree(parent: FileHandle, name: string, depth: number): Promise<boolean> {
-  if (depth > MAX_DEPTH) return false;
+/**
+ * Depth first: every sub-folder, then the folder. False at the first entry
+ * that is not an empty folder, and past the bounds holdsFile (stat) uses, so
+ * a tree too big to look at is refused here exactly when stat shows it.
+ */
+async function removeTree(parent: FileHandle, name: string, depth: number, budget: { left: number }): Promise<boolean> {
+  if (depth > MAX_TREE_DEPTH) return false;
   let dir: FileHandle;
   try {
     // O_NOFOLLOW: a link is never entered; O_DIRECTORY: a file is never opened.
@@ -51,8 +54,8 @@ async function removeTree(parent: FileHandle, name: string, depth: number): Prom
   try {
     for (const raw of await readdir(heldPath(dir), { encoding: "buffer" })) {
       const child = decodeUtf8Strict(raw);
-      if (child === null) return false;
-      if (!(await removeTree(dir, child, depth + 1))) return false;
+      if (child === null || --budget.left < 0) return false;
+      if (!(await removeTree(dir, child, depth + 1, budget))) return false;
     }
   } catch {
     return false;

@@ -1,6 +1,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { KeyedLock } from "./keyed-lock.ts";
 import type { MetaStore } from "./meta-store.ts";
+import type { UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 
 /** What every disk operation needs: the held base folder and the host's shared state. */
 export interface HostContext {
@@ -13,4 +14,8 @@ export interface HostContext {
   inFlight: Set<string>;
   fileMode: number;
   dirMode: number;
+  /** Time and concurrency bounds on writes (see storage-adapters/upload-limits.ts). */
+  uploads: UploadLimits;
+  /** Writes in progress, against `uploads.maxConcurrent`. */
+  uploadSlots: UploadSlots;
 }

@@ -30,6 +30,8 @@ import { KeyedLock } from "./keyed-lock.ts";
 import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
 import { cleanStaleTemps } from "./stale-temps.ts";
+import { DISK_HOST_UPLOAD_LIMITS } from "./upload-bounds.ts";
+import { UploadSlots, type UploadLimits } from "../storage-adapters/upload-limits.ts";
 
 export interface DiskHostOptions {
   /** The base folder (`CAPVAULT_DISK_ROOT`); created (mode `dirMode`) if missing. */
@@ -44,6 +46,8 @@ export interface DiskHostOptions {
    * it any local process could read and write the folder with no cap at all.
    */
   secret: string;
+  /** Bounds on writes; each field defaults to {@link DISK_HOST_UPLOAD_LIMITS}. */
+  uploads?: Partial<UploadLimits>;
 }
 
 export interface DiskHost {
@@ -76,7 +80,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   mkdirSync(baseDir, { recursive: true, mode: dirMode });
   if (!statSync(baseDir).isDirectory()) throw new Error("the disk root (CAPVAULT_DISK_ROOT) is not a folder");
 
-  const ready = openContext(baseDir, fileMode, dirMode);
+  const ready = openContext(baseDir, fileMode, dirMode, { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads });
   ready.catch(() => undefined); // surfaced by cleanStaleTemps and as "unavailable"
   // Paths name held folders by descriptor number (/proc/self/fd/N), so the
   // base and meta descriptors may only close once no call is using them;
@@ -113,7 +117,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   };
 }
 
-async function openContext(baseDir: string, fileMode: number, dirMode: number): Promise<HostContext> {
+async function openContext(baseDir: string, fileMode: number, dirMode: number, uploads: UploadLimits): Promise<HostContext> {
   // The base folder itself is the operator's choice, so its path may pass
   // through links; from here on only the held descriptor is used.
   const base = await open(baseDir, constants.O_RDONLY | constants.O_DIRECTORY);
@@ -126,7 +130,7 @@ async function openContext(baseDir: string, fileMode: number, dirMode: number): 
       await metaDir.close();
       throw new Error("the disk root's .capvault-meta is not a folder");
     }
-    return { base, meta: new MetaStore(metaDir), locks: new KeyedLock(), inFlight: new Set(), fileMode, dirMode };
+    return { base, meta: new MetaStore(metaDir), locks: new KeyedLock(), inFlight: new Set(), fileMode, dirMode, uploads, uploadSlots: new UploadSlots() };
   } catch (error) {
     await base.close();
     if (errnoOf(error) === "ELOOP") throw new Error("the disk root's .capvault-meta is a link; refusing to use it");

@@ -1,7 +1,8 @@
 import { fail, type Result } from "../shared/result.ts";
 import { decodeCall, encodeReadMeta, READ_META_HEADER, splitFrame, type DiskCall } from "../storage-adapters/disk-protocol.ts";
 import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
-import { drain, writeFile } from "./atomic-write.ts";
+import { drain, writeFile, type BodyBound } from "./atomic-write.ts";
+import { TOO_MANY_UPLOADS, uploadDeadline } from "../storage-adapters/upload-limits.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
@@ -19,9 +20,21 @@ export async function serveCall(ctx: HostContext, request: Request): Promise<Res
     const framed = await splitFrame(request.body as ReadableStream<Uint8Array>);
     if (!framed) return json(fail("bad_request", "malformed disk call"));
     const call = decodeCall(framed.json);
-    if (call?.op !== "write") await drain(framed.rest.getReader());
+    // Other calls carry no content; anything there is dropped, as slowly as the bounds of an empty write allow.
+    if (call?.op !== "write") await drain(framed.rest.getReader(), boundFor(ctx, 0));
     if (!call) return json(fail("bad_request", "malformed disk call"));
-    if (call.op === "write") return json(await write(ctx, call, framed.rest));
+    if (call.op === "write") {
+      const release = ctx.uploadSlots.take(ctx.uploads.maxConcurrent);
+      if (!release) {
+        await drain(framed.rest.getReader(), boundFor(ctx, call.length));
+        return json(fail("unavailable", TOO_MANY_UPLOADS));
+      }
+      try {
+        return json(await write(ctx, call, framed.rest));
+      } finally {
+        release();
+      }
+    }
     if (call.op === "read") return readResponse(await read(ctx, call));
     return json(await dispatch(ctx, call));
   } catch (error) {
@@ -34,7 +47,7 @@ async function write(ctx: HostContext, call: DiskCall & { op: "write" }, body: R
   const levels = checkedLevels(call.root);
   const path = checkedSegments(call.path);
   if (!levels.ok || !path.ok) {
-    await drain(body.getReader());
+    await drain(body.getReader(), boundFor(ctx, call.length));
     return !levels.ok ? levels : path;
   }
   return writeFile(ctx, levels.value, path.value, body, {
@@ -85,6 +98,10 @@ function readResponse(result: Result<ReadOutcome>): Response {
     status: 200,
     headers: { [READ_META_HEADER]: encodeReadMeta({ meta, range }), "content-type": "application/octet-stream" },
   });
+}
+
+function boundFor(ctx: HostContext, length: number): BodyBound {
+  return { idleMs: ctx.uploads.idleMs, deadline: uploadDeadline(length, ctx.uploads) };
 }
 
 function json(result: Result<unknown>): Response {

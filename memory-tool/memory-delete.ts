@@ -1,3 +1,4 @@
+import type { CapFailure } from "../shared/result.ts";
 import { childPath, toCapPath, MEMORY_MOUNT } from "./memory-path.ts";
 import { done, refuse, refused, type MemoryResult } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
@@ -8,6 +9,13 @@ import type { TextFiles } from "./text-files.ts";
  * through the cap; the directory vanishes with its last file). The root is
  * refused however it is spelled: `/memories` and `/memories/` parse to the
  * root and are caught here, `/memories/.` never parses at all.
+ *
+ * A link to a folder (disk) is deleted as `rm -r` does: the link goes, the
+ * folder it leads to keeps its files. The cap cannot tell a link from a
+ * folder, but it deletes a link as one entry and refuses (`conflict`) to
+ * delete a folder that way; so each folder is first deleted as one entry,
+ * and emptied file by file only when that is refused. On R2, which has no
+ * links, that first try is always refused.
  */
 export async function deleteCommand(files: TextFiles, rawPath: string): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
@@ -17,29 +25,36 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
   const stat = await files.stat(rel.text);
   if (!stat.ok) return stat.error.code === "not_found" ? refuse("not_found", `The path ${shown} does not exist`) : refused(stat.error, shown);
 
-  if (stat.value.type === "file") {
-    const removed = await files.delete(rel.text);
-    if (!removed.ok) return removed.error.code === "not_found" ? refuse("not_found", `The path ${shown} does not exist`) : refused(removed.error, shown);
-    return done(`Successfully deleted ${shown}`);
-  }
+  const whole = await files.delete(rel.text);
+  if (whole.ok) return done(`Successfully deleted ${shown}`);
+  if (whole.error.code === "not_found") return refuse("not_found", `The path ${shown} does not exist`);
+  if (stat.value.type === "file" || whole.error.code !== "conflict") return refused(whole.error, shown);
 
   const tree = await walkTree(files, rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, shown);
   if (!tree.value.complete) {
     return refuse("too_large", `${shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was deleted. Delete its subdirectories first.`);
   }
-  const targets = tree.value.entries.filter((e) => e.type === "file");
   let deleted = 0;
-  for (const file of targets) {
-    const removed = await files.delete(childPath(rel, file.path));
-    // Gone already (another writer deleted it): that is what was asked.
-    if (!removed.ok && removed.error.code !== "not_found") {
-      return refused(
-        { code: removed.error.code, message: `${removed.error.message}; deleted ${deleted} of ${targets.length} files before stopping` },
-        shown,
-      );
+  // Entries come depth first, each folder before its contents: once a folder went as one entry (a link), skip what the walk saw through it.
+  let gone: string | null = null;
+  for (const entry of tree.value.entries) {
+    if (gone !== null && entry.path.startsWith(`${gone}/`)) continue;
+    gone = null;
+    const removed = await files.delete(childPath(rel, entry.path));
+    if (entry.type === "dir") {
+      // ok: a link, gone; conflict: a real folder, emptied below; not_found: nothing left in it.
+      if (removed.ok || removed.error.code === "not_found") gone = entry.path;
+      else if (removed.error.code !== "conflict") return stopped(removed.error, deleted, shown);
+      continue;
     }
+    // Gone already (another writer deleted it): that is what was asked.
+    if (!removed.ok && removed.error.code !== "not_found") return stopped(removed.error, deleted, shown);
     deleted++;
   }
   return done(`Successfully deleted ${shown}`);
+}
+
+function stopped(error: CapFailure, deleted: number, shown: string): MemoryResult {
+  return refused({ code: error.code, message: `${error.message}; deleted ${deleted} files before stopping` }, shown);
 }

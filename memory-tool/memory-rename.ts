@@ -10,6 +10,12 @@ import type { TextFiles } from "./text-files.ts";
  * `/memories`, neither may be the root, and the destination must not exist;
  * each file move also refuses to overwrite, so a destination created
  * concurrently is never clobbered.
+ *
+ * A link to a folder (disk) moves as `mv` moves it: the link itself, in one
+ * atomic rename; the folder it leads to is untouched. The cap cannot tell a
+ * link from a folder, but it moves a link as one entry and refuses
+ * (`conflict`) to move a folder; so each folder is first moved as one entry,
+ * and file by file only when that is refused (always, on R2).
  */
 export async function renameCommand(files: TextFiles, rawOld: string, rawNew: string): Promise<MemoryResult> {
   const from = toCapPath(rawOld);
@@ -36,21 +42,30 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   if (dst.rel.text.startsWith(`${src.rel.text}/`)) {
     return refuse("invalid_path", `Cannot move the directory ${src.shown} into itself (${dst.shown})`);
   }
+  const whole = await files.move(src.rel.text, dst.rel.text);
+  if (whole.ok) return done(`Successfully renamed ${src.shown} to ${dst.shown}`);
+  if (whole.error.code !== "conflict") return movedFailure(files, whole.error, src.shown, dst);
   const tree = await walkTree(files, src.rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, src.shown);
   if (!tree.value.complete) {
     return refuse("too_large", `${src.shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was moved. Rename its subdirectories one by one.`);
   }
-  const targets = tree.value.entries.filter((e) => e.type === "file");
   let moved = 0;
-  for (const file of targets) {
-    const result = await files.move(childPath(src.rel, file.path), childPath(dst.rel, file.path));
-    if (!result.ok) {
-      return refused(
-        { code: result.error.code, message: `${result.error.message}; moved ${moved} of ${targets.length} files to ${dst.shown} before stopping` },
-        src.shown,
-      );
+  const stopped = (error: CapFailure) =>
+    refused({ code: error.code, message: `${error.message}; moved ${moved} files to ${dst.shown} before stopping` }, src.shown);
+  // Entries come depth first, each folder before its contents: once a folder moved as one entry (a link), skip what the walk saw through it.
+  let gone: string | null = null;
+  for (const entry of tree.value.entries) {
+    if (gone !== null && entry.path.startsWith(`${gone}/`)) continue;
+    gone = null;
+    const result = await files.move(childPath(src.rel, entry.path), childPath(dst.rel, entry.path));
+    if (entry.type === "dir") {
+      // ok: a link, moved; conflict: a real folder, moved file by file below; not_found: nothing left in it.
+      if (result.ok || result.error.code === "not_found") gone = entry.path;
+      else if (result.error.code !== "conflict") return stopped(result.error);
+      continue;
     }
+    if (!result.ok) return stopped(result.error);
     moved++;
   }
   return done(`Successfully renamed ${src.shown} to ${dst.shown}`);

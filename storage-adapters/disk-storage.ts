@@ -20,6 +20,7 @@ import type {
   WriteOptions,
   WriteOutcome,
 } from "./storage-adapter.ts";
+import { timedBody, TOO_SLOW, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
 
 /** The `DISK` service binding: the Node disk host, reached with plain fetches. */
 export interface DiskFetcher {
@@ -42,6 +43,7 @@ export class DiskStorage implements StorageAdapter {
   constructor(
     private readonly disk: DiskFetcher,
     private readonly secret: string,
+    private readonly uploads: UploadLimits = UPLOAD_LIMITS,
   ) {}
 
   async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
@@ -80,8 +82,12 @@ export class DiskStorage implements StorageAdapter {
       ifMatch: options.ifMatch ?? null,
       ifNoneMatch: options.ifNoneMatch ?? null,
     };
-    const response = await this.send(call, body);
-    return response ? answer<"write">(response) : fail("unavailable");
+    // Timed here too, so a client too slow for the worker hears why; the
+    // host's own (looser) limits are the backstop that frees its descriptors.
+    const timed = timedBody(body, options.length, this.uploads);
+    const response = await this.send(call, timed.body);
+    const result = response ? await answer<"write">(response) : fail<WriteOutcome>("unavailable");
+    return !result.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : result;
   }
 
   async remove(root: Root, path: RelPath): Promise<Result<null>> {

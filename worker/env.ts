@@ -12,6 +12,10 @@ export interface Env {
   CAPVAULT_DISK_SECRET?: string;
   CAPVAULT_ADMIN_TOKEN?: string;
   CAPVAULT_MAX_FILE_BYTES?: string;
+  /** Upload bounds (storage-adapters/upload-limits.ts): seconds without a byte, slowest rate, uploads at once per isolate. */
+  CAPVAULT_UPLOAD_IDLE_SECONDS?: string;
+  CAPVAULT_UPLOAD_MIN_BYTES_PER_SECOND?: string;
+  CAPVAULT_MAX_CONCURRENT_UPLOADS?: string;
   /** Origin used in returned cap URLs; defaults to the request's own origin. */
   CAPVAULT_PUBLIC_URL?: string;
 }
