@@ -113,7 +113,7 @@ describe.each([
   it("serves nothing of Miniflare's own on the public port", async () => {
     // The entry worker in front of ours has routes of its own; all but a secret-gated proxy reach the vault's 404.
     for (const p of ["/cdn-cgi/platform-proxy", "/cdn-cgi/explorer", "/cdn-cgi/handler/scheduled", "/cdn-cgi/handler/email", "/cdn-cgi/mf/reload"]) {
-      for (const headers of [{}, { "MF-Op": "GET" }, { "MF-Route-Override": "x" }]) {
+      for (const headers of [{}, { "MF-Op": "GET" }, { "MF-Route-Override": "x" }] as Record<string, string>[]) {
         const res = await fetch(`${vault.url}${p}`, { method: "POST", headers, body: "{}" });
         expect(res.status, `${p} ${JSON.stringify(headers)}`).toBeGreaterThanOrEqual(400);
         expect(res.status).toBeLessThan(500);
