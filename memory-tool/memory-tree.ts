@@ -40,8 +40,9 @@ export interface WalkOptions {
  * Walks a directory of the cap one listing at a time, bounded by entry count
  * and by everything listed (hidden entries too), so a huge tree cannot turn
  * one tool call into unbounded work. Depth needs no bound of its own: each
- * level costs an entry, and keys of at most 1,024 bytes hold at most 512 levels. A directory
- * that vanishes mid-walk is skipped, as the reference skips unreadable ones.
+ * level costs an entry, and keys of at most 1,024 bytes hold at most 512
+ * levels. A directory that vanishes mid-walk is skipped, as the reference
+ * skips unreadable ones.
  *
  * @example
  * const tree = await walkTree(files, "notes", { maxEntries: 1000, skipHidden: true });

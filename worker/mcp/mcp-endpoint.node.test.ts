@@ -287,17 +287,17 @@ describe("bounded work per request", () => {
     });
   });
 
-  it("answers a batch of 20 directory_tree calls until the request's 10,000 listed entries are spent, then refuses", async () => {
+  it("answers a batch of 20 directory_tree calls until the request's 6,000 listed entries are spent, then refuses", async () => {
     // Placed straight into the disk root's real folder: 600 uploads would take longer than the test.
     await mkdir(path.join(vault.diskRoot, "wide"));
     for (let i = 0; i < 600; i++) await writeFile(path.join(vault.diskRoot, "wide", `f${String(i).padStart(3, "0")}.md`), "x");
     const { status, json } = await postMcp(vault.diskCapUrl, Array.from({ length: 20 }, (_, id) => toolCall(id, "directory_tree", { path: "wide" })));
     expect(status).toBe(200);
     const texts = batchTexts(json);
-    // Each call lists 600 entries and costs 601: sixteen fit in 10,000.
-    for (const text of texts.slice(0, 16)) expect(JSON.parse(text)).toHaveLength(600);
-    for (const text of texts.slice(16)) {
-      expect(text).toBe("!bad_request: this request has used its budget of 10000 listed entries; send further calls in a new request");
+    // Each call lists 600 entries and costs 601: nine fit in 6,000.
+    for (const text of texts.slice(0, 9)) expect(JSON.parse(text)).toHaveLength(600);
+    for (const text of texts.slice(9)) {
+      expect(text).toBe("!bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request");
     }
     // The next request has a budget of its own.
     const next = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "wide" }));

@@ -10,8 +10,13 @@ import { fail } from "../../shared/result.ts";
 /** JSON-RPC messages in one batch; MCP clients send one at a time (batching left the protocol in 2025-06-18). */
 export const MAX_BATCH_MESSAGES = 20;
 
-/** Entries listed in one request, plus one per listing call: ten full directory_tree calls, two full list_directory ones. */
-export const REQUEST_MAX_LISTED = 10_000;
+/**
+ * Entries listed in one request, plus one per listing call: one full
+ * list_directory (5,001) or about three full directory_tree calls (up to 2,001
+ * each). Each listing is a storage call, and nine tree walks of 1,110 entries
+ * were 25 s of wall time here.
+ */
+export const REQUEST_MAX_LISTED = 6_000;
 
 /** Characters of file text read in one request: eight whole 2 MiB files (an edit reads its file once per attempt). */
 export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;
