@@ -18,6 +18,13 @@ export const MAX_BATCH_MESSAGES = 20;
  */
 export const REQUEST_MAX_LISTED = 6_000;
 
+/**
+ * Directory listings in one request. Each is a storage call that costs more
+ * than the entries it returns (on R2: a head, a folder check and a delimited
+ * list); a tree of 300 folders is larger than an agent reads at once.
+ */
+export const REQUEST_MAX_LISTINGS = 300;
+
 /** Characters of file text read in one request: eight whole 2 MiB files (an edit reads its file once per attempt). */
 export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;
 
@@ -27,6 +34,7 @@ export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;
  * request on another cap waits behind one step of it, not behind all of them.
  */
 export class RequestBudget {
+  listings = 0;
   listed = 0;
   read = 0;
   private tail: Promise<unknown> = Promise.resolve();
@@ -38,8 +46,8 @@ export class RequestBudget {
   }
 }
 
-const spent = (what: string) =>
-  fail<never>("bad_request", `this request has used its budget of ${what}; send further calls in a new request`);
+const spent = (what: string, instead = "send further calls in a new request") =>
+  fail<never>("bad_request", `this request has used its budget of ${what}; ${instead}`);
 
 /**
  * `files`, charged to `budget`. A listing or read the budget cut short is
@@ -49,8 +57,12 @@ export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFile
   return {
     ...files,
     async list(path, maxEntries) {
+      if (budget.listings >= REQUEST_MAX_LISTINGS) {
+        return spent(`${REQUEST_MAX_LISTINGS} directory listings`, "list a subdirectory or fewer levels, or send further calls in a new request");
+      }
       const left = REQUEST_MAX_LISTED - budget.listed - 1;
       if (left <= 0) return spent(`${REQUEST_MAX_LISTED} listed entries`);
+      budget.listings += 1;
       budget.listed += 1;
       const listing = await files.list(path, Math.min(maxEntries, left));
       if (!listing.ok) return listing;
