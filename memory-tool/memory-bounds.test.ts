@@ -51,18 +51,16 @@ describe("memory commands on hostile input", () => {
     expect(text("a.md")).toBe("a".repeat(120_000));
   });
 
-  it(`str_replace lists at most ${MAX_LINES_LISTED} lines of a needle found on every line`, async () => {
+  it(`str_replace on many lines: lists at most ${MAX_LINES_LISTED} lines of a needle found on each, and snippets a far match`, async () => {
     const { memory } = memoryFiles({ "a.md": "x\n".repeat(1000) });
     const result = await memory({ command: "str_replace", path: "/memories/a.md", old_str: "x", new_str: "y" });
     const listed = Array.from({ length: MAX_LINES_LISTED }, (_, i) => i + 1).join(", ");
     expect(result.text).toBe(`Error: No replacement was performed. Multiple occurrences of old_str \`x\` in lines: ${listed}, …. Please ensure it is unique`);
-  });
-
-  it("str_replace in 2 MiB of newlines shows the snippet around the change", async () => {
-    const { memory, text } = memoryFiles({ "a.md": `${"\n".repeat(2 * MiB)}x\nlast` });
-    const result = await memory({ command: "str_replace", path: "/memories/a.md", old_str: "x", new_str: "y" });
+    // A unique match after 2 Mi lines: the snippet around it, found without splitting the file.
+    const far = memoryFiles({ "b.md": `${"\n".repeat(2 * MiB)}x\nlast` });
+    const edited = await far.memory({ command: "str_replace", path: "/memories/b.md", old_str: "x", new_str: "y" });
     const line = 2 * MiB + 1;
-    expect(result.text).toBe(
+    expect(edited.text).toBe(
       `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${[
         numbered(line - 2, ""),
         numbered(line - 1, ""),
@@ -70,7 +68,7 @@ describe("memory commands on hostile input", () => {
         numbered(line + 1, "last"),
       ].join("\n")}`,
     );
-    expect(text("a.md")).toBe(`${"\n".repeat(2 * MiB)}y\nlast`);
+    expect(far.text("b.md")).toBe(`${"\n".repeat(2 * MiB)}y\nlast`);
   });
 
   it(`view numbers at most ${VIEW_MAX_LINES} lines at once and points to view_range`, async () => {

