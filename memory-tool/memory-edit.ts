@@ -2,6 +2,8 @@ import type { Result } from "../shared/result.ts";
 import { quoteInput, toCapPath, type MemoryPath } from "./memory-path.ts";
 import { done, numberedLine, refuse, refused, type MemoryResult } from "./memory-result.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
+import { lineIndexOf, lineOffset, linesFrom, lineStart, splitLineCount } from "./text-lines.ts";
+import { firstMatches, forEachMatch } from "./text-search.ts";
 
 /** How often an edit is recomputed when another writer got in between its read and its write. */
 export const EDIT_ATTEMPTS = 3;
@@ -38,31 +40,36 @@ function readFailure(file: Result<unknown> & { ok: false }, p: MemoryPath): Memo
   return refused(file.error, p.shown);
 }
 
+/** Line numbers listed when old_str occurs more than once; a needle found on every line of a huge file lists no more. */
+export const MAX_LINES_LISTED = 100;
+
 /**
  * `str_replace`: `old_str` must occur exactly once (counted without overlaps,
  * as Python's `str.count`); the result shows the edited lines in context.
+ * Linear in the file and `old_str` whatever they hold (see text-search.ts).
  */
 export function strReplaceCommand(files: TextFiles, rawPath: string, oldStr: string, newStr: string): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
     if (oldStr === "") return refuse("bad_request", `No replacement was performed, old_str is empty; give the exact text to replace in ${p.shown}.`);
-    const count = countOccurrences(content, oldStr);
-    if (count === 0) {
+    const found = firstMatches(content, oldStr, 2, false);
+    if (found.length === 0) {
       return refuse("bad_request", `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${p.shown}.`);
     }
-    if (count > 1) {
+    if (found.length > 1) {
       return refuse(
         "bad_request",
-        `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${matchingLines(content, oldStr).join(", ")}. Please ensure it is unique`,
+        `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${matchingLines(content, oldStr)}. Please ensure it is unique`,
       );
     }
-    const at = content.indexOf(oldStr);
+    const at = found[0]!;
     // Slicing, not String.replace: a `$&` in new_str must stay literal.
     const text = content.slice(0, at) + newStr + content.slice(at + oldStr.length);
-    const changed = lineCount(content.slice(0, at));
-    const lines = text.split("\n");
-    const from = Math.max(0, changed - 2);
-    const to = Math.min(lines.length, changed + 3);
-    const snippet = lines.slice(from, to).map((line, i) => numberedLine(from + i + 1, line));
+    // Two lines before the change to three after its first line, found from the change, not by splitting the file.
+    const changed = lineIndexOf(content, at);
+    let from = lineStart(text, at);
+    let first = changed;
+    for (; first > Math.max(0, changed - 2); first--) from = lineStart(text, from - 1);
+    const snippet = linesFrom(text, from, changed + 3 - first).map((line, i) => numberedLine(first + i + 1, line));
     return {
       text,
       result: done(`The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet.join("\n")}`),
@@ -73,40 +80,56 @@ export function strReplaceCommand(files: TextFiles, rawPath: string, oldStr: str
 /** `insert`: `insert_text` becomes line `insert_line + 1` (0 inserts at the top); the file ends with a newline. */
 export function insertCommand(files: TextFiles, rawPath: string, insertLine: unknown, insertText: string): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
-    const lines = content.split("\n");
-    if (lines[lines.length - 1] === "") lines.pop();
-    if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > lines.length) {
-      return refuse("bad_request", `Invalid \`insert_line\` parameter: ${quoteInput(insertLine)}. It should be within the range [0, ${lines.length}].`);
+    // The lines of split("\n"), a final empty one dropped: counted and cut by offset, never split.
+    const body = content.endsWith("\n") ? content.slice(0, -1) : content;
+    const count = content === "" ? 0 : splitLineCount(body);
+    if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > count) {
+      return refuse("bad_request", `Invalid \`insert_line\` parameter: ${quoteInput(insertLine)}. It should be within the range [0, ${count}].`);
     }
-    lines.splice(insertLine, 0, insertText.replace(/\n+$/, ""));
-    let text = lines.join("\n");
+    const parts: string[] = [];
+    if (insertLine === count) {
+      if (count > 0) parts.push(body);
+      parts.push(withoutTrailingNewlines(insertText));
+    } else {
+      const cut = lineOffset(body, insertLine);
+      if (insertLine > 0) parts.push(body.slice(0, cut - 1));
+      parts.push(withoutTrailingNewlines(insertText), body.slice(cut));
+    }
+    let text = parts.join("\n");
     if (!text.endsWith("\n")) text += "\n";
     return { text, result: done(`The file ${p.shown} has been edited.`) };
   });
 }
 
-function countOccurrences(content: string, needle: string): number {
-  let count = 0;
-  for (let at = content.indexOf(needle); at !== -1; at = content.indexOf(needle, at + needle.length)) count++;
-  return count;
+/** What `replace(/\n+$/, "")` did, in one backward pass: that regex backtracks, quadratic on a long run of newlines. */
+export function withoutTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  return text.slice(0, end);
 }
 
-/** 1-based lines where each occurrence starts, overlapping ones included, as the reference reports them. */
-function matchingLines(content: string, needle: string): number[] {
+/**
+ * 1-based lines where an occurrence starts, overlapping ones included, each
+ * line once, as the reference reports them; at most {@link MAX_LINES_LISTED}.
+ */
+export function matchingLines(content: string, needle: string): string {
   const lines: number[] = [];
   let line = 1;
-  let counted = 0;
-  for (let at = content.indexOf(needle); at !== -1; at = content.indexOf(needle, at + 1)) {
-    // Count newlines only between the previous match and this one, so many matches stay linear.
-    line += lineCount(content.slice(counted, at));
-    counted = at;
+  // The next newline not yet counted: each one is found once, so many matches stay linear.
+  let nextNewline = content.indexOf("\n");
+  let more = false;
+  forEachMatch(content, needle, true, (at) => {
+    while (nextNewline !== -1 && nextNewline < at) {
+      line++;
+      nextNewline = content.indexOf("\n", nextNewline + 1);
+    }
+    if (lines[lines.length - 1] === line) return true;
+    if (lines.length === MAX_LINES_LISTED) {
+      more = true;
+      return false;
+    }
     lines.push(line);
-  }
-  return lines;
-}
-
-function lineCount(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
-  return n;
+    return true;
+  });
+  return more ? `${lines.join(", ")}, …` : lines.join(", ");
 }

@@ -38,8 +38,11 @@ export interface WalkOptions {
 
 /**
  * Walks a directory of the cap one listing at a time, bounded by entry count
- * so a huge tree cannot turn one tool call into unbounded work. A directory
- * that vanishes mid-walk is skipped, as the reference skips unreadable ones.
+ * and by everything listed (hidden entries too), so a huge tree cannot turn
+ * one tool call into unbounded work. Depth needs no bound of its own: each
+ * level costs an entry, and keys of at most 1,024 bytes hold at most 512
+ * levels. A directory that vanishes mid-walk is skipped, as the reference
+ * skips unreadable ones.
  *
  * @example
  * const tree = await walkTree(files, "notes", { maxEntries: 1000, skipHidden: true });
@@ -47,15 +50,21 @@ export interface WalkOptions {
 export async function walkTree(files: TextFiles, dir: string, options: WalkOptions): Promise<Result<Tree>> {
   const entries: TreeEntry[] = [];
   let complete = true;
+  // Listing calls plus entries listed, skipped hidden ones included: a walk that fits maxEntries
+  // needs at most 2 × maxEntries + 1, and nothing hidden can make it list more.
+  const maxListed = 2 * options.maxEntries + 1;
+  let listed = 0;
 
   const walk = async (relDir: string, depth: number): Promise<Result<number>> => {
-    const budget = options.maxEntries - entries.length;
+    const budget = Math.min(options.maxEntries - entries.length, maxListed - listed - 1);
     if (budget <= 0) {
       complete = false;
       return ok(0);
     }
+    listed += 1;
     const listing = await files.list(relDir === "" ? dir : childPath(dir, relDir), budget);
     if (!listing.ok) return depth > 1 && listing.error.code === "not_found" ? ok(0) : listing;
+    listed += listing.value.entries.length;
     if (!listing.value.complete) complete = false;
     let total = 0;
     for (const item of listing.value.entries) {

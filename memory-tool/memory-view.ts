@@ -2,10 +2,17 @@ import { toCapPath, withoutTrailingSlash, type MemoryPath } from "./memory-path.
 import { done, formatSize, MAX_LINES, numberedLine, refuse, refused, type MemoryResult } from "./memory-result.ts";
 import { walkTree } from "./memory-tree.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
+import { lineOffset, linesFrom, splitLineCount } from "./text-lines.ts";
 
 /** The reference shows two levels; the walk beneath them (for directory sizes) stops here. */
 export const VIEW_MAX_ENTRIES = 1000;
 const VIEW_DEPTH = 2;
+/**
+ * Lines one `view` numbers: a memory file is read whole, but numbering a
+ * million lines is a second of CPU and more than any context holds. Larger
+ * files are viewed a range at a time.
+ */
+export const VIEW_MAX_LINES = 50_000;
 
 /**
  * `view`: a directory as `size<TAB>path` lines two levels deep (hidden items
@@ -39,18 +46,18 @@ async function viewDirectory(files: TextFiles, path: MemoryPath): Promise<Memory
 async function viewFile(files: TextFiles, path: MemoryPath, viewRange: [number, number] | null): Promise<MemoryResult> {
   const file = await files.readText(path.rel.text, MAX_TEXT_BYTES);
   if (!file.ok) return file.error.code === "not_found" ? missing(path) : refused(file.error, path.shown);
-  const lines = file.value.text.split("\n");
-  if (lines.length > MAX_LINES) return refuse("too_large", `File ${path.shown} exceeds maximum line limit of 999,999 lines.`);
-  let shown = lines;
-  let first = 1;
-  if (viewRange !== null) {
-    // The reference's slicing, kept exactly: start clamps to 1, -1 ends at the last line.
-    const start = Math.max(1, viewRange[0]) - 1;
-    const end = viewRange[1] === -1 ? lines.length : viewRange[1];
-    shown = lines.slice(start, end);
-    first = start + 1;
+  const text = file.value.text;
+  const total = splitLineCount(text);
+  if (total > MAX_LINES) return refuse("too_large", `File ${path.shown} exceeds maximum line limit of 999,999 lines.`);
+  // The reference's slicing, kept exactly (Python's, as Array.slice): start clamps to 1, -1 ends at the last line.
+  const start = viewRange === null ? 0 : Math.min(Math.max(1, viewRange[0]) - 1, total);
+  const rawEnd = viewRange === null || viewRange[1] === -1 ? total : viewRange[1];
+  const end = Math.min(rawEnd < 0 ? Math.max(0, total + rawEnd) : rawEnd, total);
+  const count = Math.max(0, end - start);
+  if (count > VIEW_MAX_LINES) {
+    return refuse("too_large", `File ${path.shown} has ${total} lines; view at most ${VIEW_MAX_LINES} at a time with view_range [start, end].`);
   }
-  const numbered = shown.map((line, i) => numberedLine(first + i, line));
+  const numbered = linesFrom(text, lineOffset(text, start), count).map((line, i) => numberedLine(start + i + 1, line));
   return done(`Here's the content of ${path.shown} with line numbers:\n${numbered.join("\n")}`);
 }
 

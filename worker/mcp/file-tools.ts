@@ -3,7 +3,7 @@ import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
 import { failure } from "../../shared/result.ts";
 import { has, PATH_HELP, type CapTool } from "./cap-tool.ts";
-import { applyEdits } from "./text-edits.ts";
+import { applyEdits, MAX_EDITS } from "./text-edits.ts";
 import { errorResult, textResult } from "./tool-result.ts";
 import { unifiedDiff } from "./unified-diff.ts";
 
@@ -54,7 +54,7 @@ export const editFileTool: CapTool = {
       "edit_file",
       {
         description:
-          "Make exact-text replacements in a text file of this capability and return a git-style diff. Each oldText must appear exactly once (after the edits before it); if any edit does not apply, nothing is written. The write only lands if the file did not change since it was read. Paths are relative to the capability's root.",
+          `Make exact-text replacements in a text file of this capability and return a git-style diff. Each oldText must appear exactly once (after the edits before it); if any edit does not apply, nothing is written. At most ${MAX_EDITS} edits per call. The write only lands if the file did not change since it was read. Paths are relative to the capability's root.`,
         inputSchema: {
           path: z.string().describe(PATH_HELP),
           edits: z
@@ -145,10 +145,19 @@ export const moveFileTool: CapTool = {
   },
 };
 
-/** The reference wraps its diff in a fence longer than any backtick run inside it. */
-function fenced(diff: string): string {
-  let ticks = 3;
-  while (diff.includes("`".repeat(ticks))) ticks++;
-  const fence = "`".repeat(ticks);
+/**
+ * The reference wraps its diff in a fence longer than any backtick run inside
+ * it. One pass for the longest run: growing the fence and searching again
+ * per backtick was quadratic (a 150 KB run took seconds).
+ */
+export function fenced(diff: string): string {
+  let longest = 0;
+  for (let at = diff.indexOf("`"); at !== -1; ) {
+    let end = at + 1;
+    while (diff.charCodeAt(end) === 96) end++;
+    longest = Math.max(longest, end - at);
+    at = diff.indexOf("`", end);
+  }
+  const fence = "`".repeat(Math.max(3, longest + 1));
   return `${fence}diff\n${diff}${fence}\n\n`;
 }

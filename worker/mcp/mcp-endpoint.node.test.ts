@@ -4,6 +4,8 @@
  * hostile paths as tool errors carrying the wire code, delegation with
  * create_subdir_cap, and no response naming the root prefix.
  */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -226,6 +228,104 @@ describe("hostile paths come back as tool errors carrying the wire code", () => 
     const client = await connect(fs.url);
     expect(await call(client, name, args)).toEqual({ isError: true, text });
     expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
+  });
+});
+
+/** One raw POST to the endpoint: the official client sends no batches. */
+async function postMcp(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }> {
+  const response = await fetch(`${capUrl}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  // Megabytes of a file read back hold no prefix; the head of the answer is checked like the rest.
+  seen.push(text.slice(0, 100_000));
+  return { status: response.status, json: JSON.parse(text) };
+}
+
+const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+
+/** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
+function batchTexts(json: unknown): string[] {
+  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted((a, b) => a.id - b.id);
+  return answers.map((a) => `${a.result.isError ? "!" : ""}${a.result.content[0]!.text}`);
+}
+
+describe("bounded work per request", () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect(fs.url);
+  });
+
+  it("edit_file next to a 150 KB backtick run fences the diff with one backtick more", async () => {
+    const run = "`".repeat(150_000);
+    await fs.write("hostile/ticks.md", `${run}\nend\n`);
+    const diff = await ok(client, "edit_file", { path: "hostile/ticks.md", edits: [{ oldText: "end", newText: "END" }] });
+    const fence = `${run}\``;
+    expect(diff.startsWith(`${fence}diff\n`)).toBe(true);
+    expect(diff.endsWith(`\n ${run}\n-end\n+END\n${fence}\n\n`)).toBe(true);
+    expect(await fs.readText("hostile/ticks.md")).toBe(`${run}\nEND\n`);
+  });
+
+  it("edit_file refuses more than 100 edits and writes nothing", async () => {
+    const text = Array.from({ length: 101 }, (_, i) => `k${i};`).join("");
+    await fs.write("hostile/many.md", text);
+    const edits = Array.from({ length: 101 }, (_, i) => ({ oldText: `k${i};`, newText: "x" }));
+    expect(await call(client, "edit_file", { path: "hostile/many.md", edits })).toEqual({
+      isError: true,
+      text: "bad_request: at most 100 edits per call; split them over several calls",
+    });
+    expect(await fs.readText("hostile/many.md")).toBe(text);
+  });
+
+  it("refuses a batch of 100 directory_tree calls before running any", async () => {
+    const batch = Array.from({ length: 100 }, (_, id) => toolCall(id, "directory_tree", { path: "", maxDepth: 10 }));
+    expect(await postMcp(fs.url, batch)).toEqual({
+      status: 400,
+      json: { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: a batch holds at most 20 messages" } },
+    });
+  });
+
+  it("answers a batch of 20 directory_tree calls until the request's 6,000 listed entries are spent, then refuses", async () => {
+    // Placed straight into the disk root's real folder: 600 uploads would take longer than the test.
+    await mkdir(path.join(vault.diskRoot, "wide"));
+    for (let i = 0; i < 600; i++) await writeFile(path.join(vault.diskRoot, "wide", `f${String(i).padStart(3, "0")}.md`), "x");
+    const { status, json } = await postMcp(vault.diskCapUrl, Array.from({ length: 20 }, (_, id) => toolCall(id, "directory_tree", { path: "wide" })));
+    expect(status).toBe(200);
+    const texts = batchTexts(json);
+    // Each call lists 600 entries and costs 601: nine fit in 6,000.
+    for (const text of texts.slice(0, 9)) expect(JSON.parse(text)).toHaveLength(600);
+    for (const text of texts.slice(9)) {
+      expect(text).toBe("!bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request");
+    }
+    // The next request has a budget of its own.
+    const next = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "wide" }));
+    expect(JSON.parse(batchTexts([next.json])[0]!)).toHaveLength(600);
+  });
+
+  it("refuses a directory_tree that needs more than the request's 300 directory listings", async () => {
+    for (let i = 0; i < 301; i++) {
+      await mkdir(path.join(vault.diskRoot, "folders", `d${i}`), { recursive: true });
+      await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
+    }
+    const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
+    expect(batchTexts([json])).toEqual([
+      "!bad_request: this request has used its budget of 300 directory listings; list a subdirectory or fewer levels, or send further calls in a new request",
+    ]);
+    const shallow = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 1 }));
+    expect(JSON.parse(batchTexts([shallow.json])[0]!)).toHaveLength(301);
+  });
+
+  it("answers a batch of 20 read_file calls until the request's 16 Mi characters read are spent, then refuses", async () => {
+    const big = "r".repeat(1.5 * 1024 * 1024);
+    await fs.write("hostile/big.txt", big);
+    const { json } = await postMcp(fs.url, Array.from({ length: 20 }, (_, id) => toolCall(id, "read_file", { path: "hostile/big.txt" })));
+    const texts = batchTexts(json);
+    for (const text of texts.slice(0, 10)) expect(text === big).toBe(true);
+    for (const text of texts.slice(10)) {
+      expect(text).toBe("!bad_request: this request has used its budget of 16777216 characters read; send further calls in a new request");
+    }
   });
 });
 

@@ -3,7 +3,12 @@ import { Hono } from "hono";
 import { capStubTextFiles } from "../../memory-tool/cap-stub-text-files.ts";
 import { liveCap, publicOrigin, type AppEnv } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
+import { readJsonBody } from "../json-body.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
+import { MAX_BATCH_MESSAGES } from "./request-budget.ts";
+
+/** The MCP SDK's own default limit, kept: a write_file carries a whole file. */
+const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
  * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST gets
@@ -18,18 +23,25 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   const live = await liveCap(c, c.req.param("token"));
   if (!live.ok) return errorResponse(live.error);
   const { cap, info } = live.value;
-  if (c.req.method !== "POST") {
-    return Response.json(
-      { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this stateless server only answers POST." }, id: null },
-      { status: 405, headers: { Allow: "POST" } },
-    );
+  if (c.req.method !== "POST") return jsonRpcError(405, -32000, "Method not allowed: this stateless server only answers POST.", { Allow: "POST" });
+  // The body is read here, not by the transport, to refuse an oversized batch before any of it runs.
+  const body = await readJsonBody(c.req.raw, MAX_MCP_BODY_BYTES);
+  if (!body.ok) {
+    return body.error.code === "too_large" ? jsonRpcError(413, -32000, body.error.message) : jsonRpcError(400, -32700, `Parse error: ${body.error.message}`);
+  }
+  if (Array.isArray(body.value) && body.value.length > MAX_BATCH_MESSAGES) {
+    return jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
   }
   const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(c.req.raw);
+    return await transport.handleRequest(c.req.raw, { parsedBody: body.value });
   } finally {
     await server.close();
   }
 });
+
+function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+}

@@ -4,6 +4,7 @@ import type { Right } from "../../shared/rights.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
+import { budgetedFiles, RequestBudget } from "./request-budget.ts";
 import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, readFileTool, writeFileTool } from "./file-tools.ts";
 
 /** Every tool, in the order clients list them. */
@@ -43,8 +44,23 @@ export function createCapMcpServer(context: CapToolContext, rights: readonly Rig
         "These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder's root (\"\" is the root); absolute paths and '..' are refused. The tools offered are exactly those the capability's rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.",
     },
   );
+  // Built per HTTP request, so this budget is the request's, however many calls a batch holds.
+  const budget = new RequestBudget();
+  const bounded = { ...context, files: budgetedFiles(context.files, budget) };
+  const serialServer = oneCallAtATime(server, budget);
   for (const tool of CAP_TOOLS) {
-    if (tool.allowed(rights)) tool.register(server, context);
+    if (tool.allowed(rights)) tool.register(serialServer, bounded);
   }
   return server;
+}
+
+type Register = (name: string, config: unknown, callback: (...args: unknown[]) => unknown) => unknown;
+
+/** `server`, whose tools' callbacks run through the request's queue, one at a time. */
+function oneCallAtATime(server: McpServer, budget: RequestBudget): McpServer {
+  const register = server.registerTool.bind(server) as unknown as Register;
+  const serial = Object.create(server) as McpServer;
+  const wrapped: Register = (name, config, callback) => register(name, config, (...args) => budget.serial(async () => callback(...args)));
+  (serial as unknown as { registerTool: Register }).registerTool = wrapped;
+  return serial;
 }

@@ -1,20 +1,22 @@
 /**
  * A unified diff in the format of jsdiff's `createTwoFilesPatch`, which the
  * reference MCP filesystem server returns from `edit_file`.
+ *
+ * Bounded in work: the common head and tail are found character by character
+ * and never split into lines; only the middle that differs is diffed line by
+ * line, and a middle too large or too different for {@link lineDiff} is shown
+ * as one replaced block, built with native string operations.
  */
+import { lineIndexOf, splitLineCount } from "../../memory-tool/text-lines.ts";
+import { lineDiff, type Op } from "./line-diff.ts";
 
 /** jsdiff's default context, which the reference server uses. */
 const CONTEXT = 4;
-/** Beyond this many differing lines the middle is shown as one replaced block: still a correct patch, found in bounded time. */
-const MAX_EDIT_DISTANCE = 500;
 
-type Op = " " | "-" | "+";
+/** A differing middle with more lines than this, both sides together, is shown as one replaced block. */
+export const MAX_DIFF_LINES = 50_000;
 
-interface Line {
-  text: string;
-  /** False for a last line without a trailing newline. */
-  eol: boolean;
-}
+const NO_NEWLINE = "\\ No newline at end of file";
 
 /**
  * @example
@@ -29,27 +31,100 @@ interface Line {
  * // +c
  */
 export function unifiedDiff(path: string, before: string, after: string): string {
-  const a = splitLines(before);
-  const b = splitLines(after);
-  const ops = diffOps(a.map(key), b.map(key));
-  const out = ["Index: " + path, "=".repeat(67), `--- ${path}\toriginal`, `+++ ${path}\tmodified`];
+  const head = `Index: ${path}\n${"=".repeat(67)}\n--- ${path}\toriginal\n+++ ${path}\tmodified\n`;
+  if (before === after) return head;
+  const { headEnd, tailA, tailB } = commonEnds(before, after);
+  // Complete lines, each with its newline: up to CONTEXT of them on either side of the middle.
+  const above = lastLines(before, headEnd, CONTEXT);
+  const below = firstLines(before, tailA, CONTEXT);
+  const firstLine = lineIndexOf(before, headEnd) - above.length;
+  const midA = before.slice(headEnd, tailA);
+  const midB = after.slice(headEnd, tailB);
+  const ops = splitLineCount(midA) + splitLineCount(midB) <= MAX_DIFF_LINES + 2 ? middleOps(midA, midB) : null;
+  if (ops === null) return head + replacedBlock(firstLine, above, midA, midB, below);
+  return head + hunks(firstLine, [...above, ...ops.a, ...below], [...above, ...ops.b, ...below], [...above.map((): Op => " "), ...ops.ops, ...below.map((): Op => " ")]);
+}
 
-  // Where each op stands in `a` and `b` before it applies.
-  const posA: number[] = [];
-  const posB: number[] = [];
-  let i = 0;
-  let j = 0;
-  for (const op of ops) {
-    posA.push(i);
-    posB.push(j);
-    if (op !== "+") i++;
-    if (op !== "-") j++;
+/** Lines of the middle and their edit script, or null when the line diff gives up. */
+function middleOps(midA: string, midB: string): { a: string[]; b: string[]; ops: Op[] } | null {
+  const a = splitKeepingNewlines(midA);
+  const b = splitKeepingNewlines(midB);
+  const ops = lineDiff(a, b);
+  return ops === null ? null : { a, b, ops };
+}
+
+/**
+ * Where the texts stop agreeing, on line boundaries: `[0, headEnd)` is the
+ * same whole lines in both, and so are `before[tailA..]` and `after[tailB..]`.
+ */
+function commonEnds(before: string, after: string): { headEnd: number; tailA: number; tailB: number } {
+  let p = 0;
+  const shorter = Math.min(before.length, after.length);
+  while (p < shorter && before.charCodeAt(p) === after.charCodeAt(p)) p++;
+  // Back to the start of the line holding the first difference.
+  const headEnd = p === 0 ? 0 : before.lastIndexOf("\n", p - 1) + 1;
+  let s = 0;
+  const room = shorter - headEnd;
+  while (s < room && before.charCodeAt(before.length - 1 - s) === after.charCodeAt(after.length - 1 - s)) s++;
+  const lineStart = (text: string, at: number) => at === headEnd || text.charCodeAt(at - 1) === 10;
+  if (lineStart(before, before.length - s) && lineStart(after, after.length - s)) {
+    return { headEnd, tailA: before.length - s, tailB: after.length - s };
   }
+  // Inside the common tail both texts hold the same characters, so a newline there is one in both.
+  const nl = before.indexOf("\n", before.length - s);
+  const t = nl === -1 ? 0 : before.length - nl - 1;
+  return { headEnd, tailA: before.length - t, tailB: after.length - t };
+}
 
-  const changes = ops.flatMap((op, index) => (op === " " ? [] : [index]));
-  let g = 0;
-  while (g < changes.length) {
-    // A hunk spans changes separated by at most 2 × CONTEXT unchanged lines.
+/** Up to `count` whole lines ending at `end` (a line start), each with its newline. */
+function lastLines(text: string, end: number, count: number): string[] {
+  const out: string[] = [];
+  let stop = end;
+  while (out.length < count && stop > 0) {
+    const start = stop < 2 ? 0 : text.lastIndexOf("\n", stop - 2) + 1;
+    out.unshift(text.slice(start, stop));
+    stop = start;
+  }
+  return out;
+}
+
+/** Up to `count` lines from `start` (a line start); the text's last line may lack its newline. */
+function firstLines(text: string, start: number, count: number): string[] {
+  const out: string[] = [];
+  let at = start;
+  while (out.length < count && at < text.length) {
+    const nl = text.indexOf("\n", at);
+    const end = nl === -1 ? text.length : nl + 1;
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out;
+}
+
+function splitKeepingNewlines(text: string): string[] {
+  return firstLines(text, 0, Number.POSITIVE_INFINITY);
+}
+
+/** One diff line per line; a line without its newline (the last) gets jsdiff's marker. */
+function bodyLine(op: Op, line: string): string {
+  return line.endsWith("\n") ? `${op}${line}` : `${op}${line}\n${NO_NEWLINE}\n`;
+}
+
+/** Changes at most 2 × CONTEXT kept lines apart share a hunk, with CONTEXT kept lines around. */
+function hunks(firstLine: number, a: readonly string[], b: readonly string[], ops: readonly Op[]): string {
+  const changes: number[] = [];
+  for (const [index, op] of ops.entries()) if (op !== " ") changes.push(index);
+  // Where each op stands in `a` and `b` before it applies.
+  const posA = new Int32Array(ops.length);
+  const posB = new Int32Array(ops.length);
+  for (let k = 0, i = 0, j = 0; k < ops.length; k++) {
+    posA[k] = i;
+    posB[k] = j;
+    if (ops[k] !== "+") i++;
+    if (ops[k] !== "-") j++;
+  }
+  const out: string[] = [];
+  for (let g = 0; g < changes.length; ) {
     let last = g;
     while (last + 1 < changes.length && changes[last + 1]! - changes[last]! <= 2 * CONTEXT + 1) last++;
     const start = Math.max(0, changes[g]! - CONTEXT);
@@ -59,100 +134,38 @@ export function unifiedDiff(path: string, before: string, after: string): string
     let newLines = 0;
     for (let k = start; k <= end; k++) {
       const op = ops[k]!;
-      const line = op === "+" ? b[posB[k]!]! : a[posA[k]!]!;
       if (op !== "+") oldLines++;
       if (op !== "-") newLines++;
-      body.push(op + line.text);
-      if (!line.eol) body.push("\\ No newline at end of file");
+      body.push(bodyLine(op, op === "+" ? b[posB[k]!]! : a[posA[k]!]!));
     }
-    // jsdiff's convention: an empty side starts at the line before.
-    const oldStart = posA[start]! + (oldLines === 0 ? 0 : 1);
-    const newStart = posB[start]! + (newLines === 0 ? 0 : 1);
-    out.push(`@@ -${oldStart},${oldLines} +${newStart},${newLines} @@`, ...body);
+    // Joined, not spread into push: a hunk of 100,000 lines as arguments overflows the stack.
+    out.push(hunkHeader(firstLine + posA[start]!, oldLines, firstLine + posB[start]!, newLines), body.join(""));
     g = last + 1;
   }
-  return out.join("\n") + "\n";
+  return out.join("");
 }
 
-function splitLines(text: string): Line[] {
-  if (text === "") return [];
-  const parts = text.split("\n");
-  const endsWithNewline = parts[parts.length - 1] === "";
-  if (endsWithNewline) parts.pop();
-  return parts.map((t, index) => ({ text: t, eol: endsWithNewline || index < parts.length - 1 }));
+/** jsdiff's convention: an empty side starts at the line before. */
+function hunkHeader(oldAt: number, oldLines: number, newAt: number, newLines: number): string {
+  return `@@ -${oldAt + (oldLines === 0 ? 0 : 1)},${oldLines} +${newAt + (newLines === 0 ? 0 : 1)},${newLines} @@\n`;
 }
 
-/** Lines compare with their newline, so gaining or losing the final newline is a change. */
-function key(line: Line): string {
-  return line.eol ? `${line.text}\n` : line.text;
+/** The whole middle as removed then added, in one hunk: a correct patch for any size, in native string work. */
+function replacedBlock(firstLine: number, above: readonly string[], midA: string, midB: string, below: readonly string[]): string {
+  const kept = (lines: readonly string[]) => lines.map((line) => bodyLine(" ", line)).join("");
+  const oldLines = above.length + lineCount(midA) + below.length;
+  const newLines = above.length + lineCount(midB) + below.length;
+  return hunkHeader(firstLine, oldLines, firstLine, newLines) + kept(above) + block("-", midA) + block("+", midB) + kept(below);
 }
 
-function diffOps(a: string[], b: string[]): Op[] {
-  let head = 0;
-  while (head < a.length && head < b.length && a[head] === b[head]) head++;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > head && endB > head && a[endA - 1] === b[endB - 1]) {
-    endA--;
-    endB--;
-  }
-  const midA = a.slice(head, endA);
-  const midB = b.slice(head, endB);
-  const middle: Op[] = myers(midA, midB) ?? [...midA.map((): Op => "-"), ...midB.map((): Op => "+")];
-  return [...Array<Op>(head).fill(" "), ...middle, ...Array<Op>(a.length - endA).fill(" ")];
+/** Every line of `text` prefixed with `op`, without splitting it into an array. */
+function block(op: Op, text: string): string {
+  if (text === "") return "";
+  const eol = text.endsWith("\n");
+  const body = op + (eol ? text.slice(0, -1) : text).replaceAll("\n", `\n${op}`);
+  return eol ? `${body}\n` : `${body}\n${NO_NEWLINE}\n`;
 }
 
-/**
- * Myers' O(ND) shortest edit script, keeping only the part of each round's
- * frontier that backtracking reads (O(D²) memory). `null` past
- * {@link MAX_EDIT_DISTANCE}.
- */
-function myers(a: string[], b: string[]): Op[] | null {
-  const n = a.length;
-  const m = b.length;
-  const max = n + m;
-  if (max === 0) return [];
-  const offset = max + 1;
-  const v = new Int32Array(2 * max + 3);
-  const trace: Int32Array[] = [];
-  let found = -1;
-  for (let d = 0; d <= Math.min(max, MAX_EDIT_DISTANCE); d++) {
-    trace.push(v.slice(offset - d - 1, offset + d + 2));
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
-      let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
-        x++;
-        y++;
-      }
-      v[offset + k] = x;
-      if (x >= n && y >= m) {
-        found = d;
-        break;
-      }
-    }
-    if (found >= 0) break;
-  }
-  if (found < 0) return null;
-
-  const ops: Op[] = [];
-  let x = n;
-  let y = m;
-  for (let d = found; d >= 0; d--) {
-    const w = trace[d]!;
-    const at = (k: number) => w[k + d + 1]!;
-    const k = x - y;
-    const prevK = k === -d || (k !== d && at(k - 1) < at(k + 1)) ? k + 1 : k - 1;
-    const prevX = d === 0 ? 0 : at(prevK);
-    const prevY = d === 0 ? 0 : prevX - prevK;
-    while (x > prevX && y > prevY) {
-      ops.push(" ");
-      x--;
-      y--;
-    }
-    if (d > 0) ops.push(x === prevX ? "+" : "-");
-    x = prevX;
-    y = prevY;
-  }
-  return ops.reverse();
+function lineCount(text: string): number {
+  return text === "" ? 0 : splitLineCount(text) - (text.endsWith("\n") ? 1 : 0);
 }

@@ -1,0 +1,83 @@
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import { fail } from "../../shared/result.ts";
+
+/**
+ * What one HTTP request to the MCP endpoint may make the vault do, across
+ * every call in it. Per call limits alone let a batch multiply them: 100
+ * directory_tree calls in 14 KB kept the vault busy for 37 s.
+ */
+
+/** JSON-RPC messages in one batch; MCP clients send one at a time (batching left the protocol in 2025-06-18). */
+export const MAX_BATCH_MESSAGES = 20;
+
+/**
+ * Entries listed in one request, plus one per listing call: one full
+ * list_directory (5,001) or about three full directory_tree calls (up to 2,001
+ * each). Each listing is a storage call, and nine tree walks of 1,110 entries
+ * were 25 s of wall time here.
+ */
+export const REQUEST_MAX_LISTED = 6_000;
+
+/**
+ * Directory listings in one request. Each is a storage call that costs more
+ * than the entries it returns (on R2: a head, a folder check and a delimited
+ * list); a tree of 300 folders is larger than an agent reads at once.
+ */
+export const REQUEST_MAX_LISTINGS = 300;
+
+/** Characters of file text read in one request: eight whole 2 MiB files (an edit reads its file once per attempt). */
+export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;
+
+/**
+ * The budget of one request, and the queue its tool calls run through one at
+ * a time: a batch never has more than one storage call in flight, so a cheap
+ * request on another cap waits behind one step of it, not behind all of them.
+ */
+export class RequestBudget {
+  listings = 0;
+  listed = 0;
+  read = 0;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  serial<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.tail.then(run, run);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+}
+
+const spent = (what: string, instead = "send further calls in a new request") =>
+  fail<never>("bad_request", `this request has used its budget of ${what}; ${instead}`);
+
+/**
+ * `files`, charged to `budget`. A listing or read the budget cut short is
+ * refused rather than answered in part, so no tool mistakes it for the whole.
+ */
+export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFiles {
+  return {
+    ...files,
+    async list(path, maxEntries) {
+      if (budget.listings >= REQUEST_MAX_LISTINGS) {
+        return spent(`${REQUEST_MAX_LISTINGS} directory listings`, "list a subdirectory or fewer levels, or send further calls in a new request");
+      }
+      const left = REQUEST_MAX_LISTED - budget.listed - 1;
+      if (left <= 0) return spent(`${REQUEST_MAX_LISTED} listed entries`);
+      budget.listings += 1;
+      budget.listed += 1;
+      const listing = await files.list(path, Math.min(maxEntries, left));
+      if (!listing.ok) return listing;
+      budget.listed += listing.value.entries.length;
+      if (!listing.value.complete && left < maxEntries) return spent(`${REQUEST_MAX_LISTED} listed entries`);
+      return listing;
+    },
+    async readText(path, maxBytes) {
+      const left = REQUEST_MAX_READ_CHARS - budget.read;
+      if (left <= 0) return spent(`${REQUEST_MAX_READ_CHARS} characters read`);
+      // UTF-8 takes at least a byte per character, so a file within `left` bytes fits the budget.
+      const file = await files.readText(path, Math.min(maxBytes, left));
+      if (!file.ok) return file.error.code === "too_large" && left < maxBytes ? spent(`${REQUEST_MAX_READ_CHARS} characters read`) : file;
+      budget.read += file.value.text.length;
+      return file;
+    },
+  };
+}
