@@ -3,7 +3,7 @@ import type { GrantRequest } from "../shared/grant-request.ts";
 import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from "../shared/rel-path.ts";
 import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
-import { digestToken, newToken } from "../shared/token.ts";
+import { digestToken, mintToken } from "../shared/token.ts";
 import type { ChildView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type {
@@ -247,7 +247,9 @@ export class CapObject extends DurableObject<Env> {
     const now = Date.now();
     const requested = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
     const expiresAt = cap.expiresAt === null ? requested : Math.min(requested ?? Infinity, cap.expiresAt);
-    const token = newToken();
+    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY);
+    if (!minted.ok) return minted;
+    const token = minted.value;
     const { key, id } = await digestToken(token);
     const child: ChildRecord = { id, key, label: request.label, path: path.text, rights, createdAt: now, expiresAt };
 

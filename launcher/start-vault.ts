@@ -6,6 +6,7 @@ import { unstable_readConfig } from "wrangler";
 import { createDiskHost } from "../disk-host/index.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import { loadVaultKey } from "./vault-key.ts";
 import type { Settings } from "./settings.ts";
 
 export interface RunningVault {
@@ -41,7 +42,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   // API, but they are removed here so they do not pile up.
   await disk.cleanStaleTemps();
 
-  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret };
+  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret, CAPVAULT_TOKEN_KEY: await loadVaultKey(settings.state) };
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   if (settings.publicUrl !== null) bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 

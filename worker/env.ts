@@ -11,6 +11,8 @@ export interface Env {
   /** Shared with the disk host by the launcher; proves a call comes from this worker. */
   CAPVAULT_DISK_SECRET?: string;
   CAPVAULT_ADMIN_TOKEN?: string;
+  /** Signs cap tokens (base64url, >= 32 bytes); without it no token is minted or accepted. */
+  CAPVAULT_TOKEN_KEY?: string;
   CAPVAULT_MAX_FILE_BYTES?: string;
   /** Origin used in returned cap URLs; defaults to the request's own origin. */
   CAPVAULT_PUBLIC_URL?: string;
