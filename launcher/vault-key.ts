@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { tokenKeyBytes } from "../shared/token-key.ts";
 
@@ -14,13 +14,20 @@ const FILE = "token-key";
  */
 export async function loadVaultKey(state: string): Promise<string> {
   const file = path.join(state, FILE);
-  try {
-    const saved = (await readFile(file, "utf8")).trim();
+  const saved = await readFile(file, "utf8").then(
+    (text) => text.trim(),
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return null;
+      throw err;
+    },
+  );
+  if (saved) {
     if (!tokenKeyBytes(saved)) throw new Error(`${FILE} in the state folder is not a base64url key of at least 32 bytes`);
     return saved;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
+  // Empty: a start cut short between creating the file and writing it, before
+  // any token could be signed with it. Made again.
+  if (saved === "") await unlink(file);
   const key = randomBytes(32).toString("base64url");
   await writeFile(file, key + "\n", { mode: 0o600, flag: "wx" });
   return key;
