@@ -9,7 +9,7 @@ Example::
 
     from capvault import FsCap, CapError
 
-    fs = FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567")
+    fs = FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnop")
     fs.write("notes/today.md", "# Today\\n")
     print(fs.read_text("notes/today.md"))
     skills = fs.subdir("skills", rights=["read", "list"])   # a read-only child cap

@@ -231,7 +231,7 @@ describe("hostile paths come back as tool errors carrying the wire code", () => 
 
 describe("the endpoint", () => {
   it("answers unknown, malformed and revoked tokens with the same 404 as every other route", async () => {
-    const unknown = `${vault.url}/object/${"b".repeat(32)}`;
+    const unknown = `${vault.url}/object/${"b".repeat(48)}`;
     const reference = await fetch(unknown);
     expect(reference.status).toBe(404);
     const referenceBody = await reference.text();
