@@ -7,8 +7,11 @@ import { defineConfig } from "vitest/config";
 import { createDiskHost } from "./disk-host/index.ts";
 import { serveOnUnixSocket } from "./disk-host/socket-server.ts";
 
-// wrangler.toml declares the admin token as a required secret; tests supply their own.
+// wrangler.toml declares the admin token and the token key as required secrets; tests supply their own.
 process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
+// The key that signs cap tokens, new for every run as the launcher's is for every state folder.
+const TOKEN_KEY = randomBytes(32).toString("base64url");
+process.env.CAPVAULT_TOKEN_KEY ??= TOKEN_KEY;
 
 // The real Node disk host, plugged in exactly as the launcher does it, so the
 // same suites run against R2 and against a real folder.
@@ -25,7 +28,7 @@ export default defineConfig({
       main: "./worker/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot, CAPVAULT_DISK_SECRET: diskSecret },
+        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_TOKEN_KEY: TOKEN_KEY, CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot, CAPVAULT_DISK_SECRET: diskSecret },
         serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
       },
     }),

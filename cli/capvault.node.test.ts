@@ -116,13 +116,13 @@ describe("commands against the vault", () => {
     const adminEnv = { CAPVAULT_URL: vault.url, CAPVAULT_ADMIN_TOKEN: vault.adminToken };
     const run = await runInProcess(["mint", "cli-minted/", "--rights", "read,list", "--label", "minted"], { env: adminEnv });
     expect(run.code).toBe(0);
-    expect(run.out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{32}\n$/);
+    expect(run.out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}\n$/);
     expect(run.stderr).toMatch(/^minted root \w+: rights read,list, expires never\n$/);
     const info = await runInProcess(["info", run.out.trim(), "--json"]);
     expect(JSON.parse(info.out)).toMatchObject({ rights: ["read", "list"], label: "minted", parent: null });
 
     const json = await runInProcess(["mint", "cli-minted-2/", "--json", "--ttl", "60"], { env: adminEnv });
-    expect(JSON.parse(json.out)).toMatchObject({ url: expect.stringMatching(/\/object\/[a-z2-7]{32}$/), rights: ["read", "write", "delete", "list", "subdir"] });
+    expect(JSON.parse(json.out)).toMatchObject({ url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/), rights: ["read", "write", "delete", "list", "subdir"] });
 
     const denied = await runInProcess(["mint", "x/"], { env: { ...adminEnv, CAPVAULT_ADMIN_TOKEN: "wrong" } });
     expect(denied.code).toBe(1);
@@ -168,7 +168,7 @@ describe("commands against the vault", () => {
     const share = await runInProcess(["share", "team", "--rights", "read,list,subdir", "--label", "helper"], { env: env() });
     expect(share.code).toBe(0);
     const childUrl = share.out.trim();
-    expect(childUrl).toMatch(/\/object\/[a-z2-7]{32}$/);
+    expect(childUrl).toMatch(/\/object\/[a-z2-7]{48}$/);
     expect((await runInProcess(["cat", childUrl, "readme.md"])).out).toBe("hi team");
     const refused = await runInProcess(["put", childUrl, "evil", "-"], { stdin: "x" });
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^capvault: forbidden: .+\n$/) });

@@ -61,7 +61,8 @@ export function formatStat(stat: Stat): string {
   return formatFields([
     ["type", "file"],
     ["size", `${stat.size} (${formatBytes(stat.size)})`],
-    ["etag", stat.etag],
+    // A cap without `read` is shown no etag.
+    ...(stat.etag === undefined ? [] : [["etag", stat.etag] as [string, string]]),
     ["modified", formatTime(stat.modified)],
     ["content-type", stat.contentType],
   ]);

@@ -303,7 +303,7 @@ describe("caps", () => {
   it("a revoked cap and a never-issued one are indistinguishable", async () => {
     const gone = await fs.subdir({ path: "gone" });
     await gone.revoke();
-    const never = new FsCap(`${vault.url}/object/${"a".repeat(32)}`);
+    const never = new FsCap(`${vault.url}/object/${"a".repeat(48)}`);
     const [e1, e2] = [await refusal(gone.info()), await refusal(never.info())];
     expect([e1.code, e1.status, e1.message]).toEqual([e2.code, e2.status, e2.message]);
   });

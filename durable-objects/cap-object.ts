@@ -3,7 +3,7 @@ import type { GrantRequest } from "../shared/grant-request.ts";
 import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from "../shared/rel-path.ts";
 import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
-import { digestToken, newToken } from "../shared/token.ts";
+import { digestToken, mintToken } from "../shared/token.ts";
 import type { ChildView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type {
@@ -26,6 +26,7 @@ import {
   type Tombstone,
 } from "./cap-record.ts";
 import { AuditLog, type AuditEntry } from "./audit-log.ts";
+import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 
 const RECORD = "cap";
@@ -162,6 +163,7 @@ export class CapObject extends DurableObject<Env> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return refuseBody(body, access);
     const { cap, path, storage } = access.value;
+    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"));
     if (request.length > this.maxFileBytes()) {
       return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
     }
@@ -192,7 +194,8 @@ export class CapObject extends DurableObject<Env> {
       const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
       if (!access.ok) return access;
       const { cap, path, storage } = access.value;
-      return storage.stat(cap.root, path);
+      const stat = await storage.stat(cap.root, path);
+      return stat.ok ? ok(statFor(cap.rights, stat.value)) : stat;
     });
   }
 
@@ -210,7 +213,7 @@ export class CapObject extends DurableObject<Env> {
     if (!after.ok) return after;
     const page = await storage.list(cap.root, path, { after: after.value, limit: limit.value });
     if (!page.ok) return page;
-    return ok({ entries: page.value.entries, cursor: page.value.next === null ? null : encodeCursor(page.value.next) });
+    return ok({ entries: entriesFor(cap.rights, page.value.entries), cursor: page.value.next === null ? null : encodeCursor(page.value.next) });
   }
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
@@ -247,7 +250,9 @@ export class CapObject extends DurableObject<Env> {
     const now = Date.now();
     const requested = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
     const expiresAt = cap.expiresAt === null ? requested : Math.min(requested ?? Infinity, cap.expiresAt);
-    const token = newToken();
+    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY);
+    if (!minted.ok) return minted;
+    const token = minted.value;
     const { key, id } = await digestToken(token);
     const child: ChildRecord = { id, key, label: request.label, path: path.text, rights, createdAt: now, expiresAt };
 

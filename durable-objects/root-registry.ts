@@ -3,7 +3,7 @@ import type { GrantRequest } from "../shared/grant-request.ts";
 import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
-import { digestToken, newToken } from "../shared/token.ts";
+import { digestToken, mintToken } from "../shared/token.ts";
 import type { RootView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { Env } from "../worker/env.ts";
@@ -47,7 +47,9 @@ export class RootRegistry extends DurableObject<Env> {
     const rights = request.rights ?? [...RIGHTS];
     const now = Date.now();
     const expiresAt = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
-    const token = newToken();
+    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY);
+    if (!minted.ok) return minted;
+    const token = minted.value;
     const { key, id } = await digestToken(token);
     await this.ctx.storage.put(ROOT + id, {
       id, key, label: request.label, backend, prefix, rights, createdAt: now, expiresAt,

@@ -9,6 +9,7 @@ import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
+import { loadVaultKey } from "./vault-key.ts";
 import type { Settings } from "./settings.ts";
 
 export interface RunningVault {
@@ -54,7 +55,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   const socketPath = path.join(runDir, "disk.sock");
   const diskSocket = await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
 
-  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret };
+  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret, CAPVAULT_TOKEN_KEY: await loadVaultKey(settings.state) };
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 

@@ -144,7 +144,7 @@ describe("POST /object/<token>/memory", () => {
   });
 
   it("answers unknown, malformed and revoked tokens with the same 404 as every other route", async () => {
-    const unknown = `${vault.url}/object/${"a".repeat(32)}`;
+    const unknown = `${vault.url}/object/${"a".repeat(48)}`;
     const reference = await fetch(unknown);
     const referenceBody = await reference.text();
     expect(reference.status).toBe(404);

@@ -41,7 +41,7 @@ export interface WrittenFile {
 }
 
 export type PathInfo =
-  | { type: "file"; size: number; etag: string; modified: string; contentType: string }
+  | { type: "file"; size: number; etag?: string; modified: string; contentType: string }
   | { type: "dir" };
 
 export interface DirEntry {

@@ -1,13 +1,22 @@
 /**
- * Cap tokens: the secret in a cap URL. Only their SHA-256 digest is ever stored
- * or used as a Durable Object name, so a dump of every byte of durable state
- * holds no usable token.
+ * Cap tokens: the secret in a cap URL. A token is 20 random bytes followed by
+ * the first 10 bytes of HMAC-SHA-256(vault key, those random bytes), in
+ * base32. The worker checks the MAC before it addresses any Durable Object:
+ * the runtime keeps a file for every object ever addressed, so a name anyone
+ * can make up would let anyone fill the disk. Only the token's SHA-256 digest
+ * is ever stored or used as a Durable Object name, so a dump of every byte of
+ * durable state holds no usable token.
  */
+import { fail, ok, type Result } from "./result.ts";
+import { tokenHmacKey } from "./token-key.ts";
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
-/** 20 random bytes = 160 bits, which encode to exactly 32 base32 characters. */
-const TOKEN_BYTES = 20;
-const TOKEN_SHAPE = /^[a-z2-7]{32}$/;
+/** 160 random bits: unguessable on their own. */
+const RANDOM_BYTES = 20;
+/** An 80-bit MAC: forging one takes about 2^80 online tries. */
+const MAC_BYTES = 10;
+/** 30 bytes = 240 bits: exactly 48 base32 characters, no padding bits. */
+const TOKEN_SHAPE = /^[a-z2-7]{48}$/;
 
 /** Lowercase RFC 4648 base32 without padding. */
 export function base32(bytes: Uint8Array): string {
@@ -30,14 +39,54 @@ function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** A fresh token with 160 bits from `crypto.getRandomValues`. */
-export function newToken(): string {
-  return base32(crypto.getRandomValues(new Uint8Array(TOKEN_BYTES)));
+function unbase32(text: string): Uint8Array {
+  const out = new Uint8Array(Math.floor((text.length * 5) / 8));
+  let buffer = 0;
+  let bits = 0;
+  let i = 0;
+  for (const ch of text) {
+    buffer = ((buffer << 5) | BASE32.indexOf(ch)) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out[i++] = (buffer >>> (bits - 8)) & 0xff;
+      bits -= 8;
+    }
+  }
+  return out;
 }
 
-/** Cheap shape check so malformed tokens never reach a Durable Object. */
-export function isTokenShaped(token: string): boolean {
-  return TOKEN_SHAPE.test(token);
+async function macOf(key: CryptoKey, random: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, random)).subarray(0, MAC_BYTES);
+}
+
+/**
+ * A fresh token signed with the vault key `rawKey` (`CAPVAULT_TOKEN_KEY`).
+ * Without a usable key nothing is minted: `unavailable`.
+ */
+export async function mintToken(rawKey: string | undefined): Promise<Result<string>> {
+  const key = await tokenHmacKey(rawKey);
+  if (!key) return fail("unavailable", "this vault has no token key configured");
+  const bytes = new Uint8Array(RANDOM_BYTES + MAC_BYTES);
+  const random = crypto.getRandomValues(bytes.subarray(0, RANDOM_BYTES));
+  bytes.set(await macOf(key, random), RANDOM_BYTES);
+  return ok(base32(bytes));
+}
+
+/**
+ * True only for a token this vault minted (under the same key). Malformed and
+ * forged tokens, and every token when no key is configured (fail closed),
+ * are false; the caller answers them exactly like a revoked one.
+ */
+export async function verifyToken(token: string, rawKey: string | undefined): Promise<boolean> {
+  if (typeof token !== "string" || !TOKEN_SHAPE.test(token)) return false;
+  const key = await tokenHmacKey(rawKey);
+  if (!key) return false;
+  const bytes = unbase32(token);
+  const expected = await macOf(key, bytes.subarray(0, RANDOM_BYTES));
+  // Constant time: where a guess first differs must not show in the timing.
+  let diff = 0;
+  for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ bytes[RANDOM_BYTES + i]!;
+  return diff === 0;
 }
 
 /** What may be kept about a token: its digest (to address its object) and its public id. */

@@ -32,8 +32,8 @@ export interface MintedCap {
 export interface FileStat {
   type: "file";
   size: number;
-  /** Hex MD5, unquoted. */
-  etag: string;
+  /** Hex MD5, unquoted. Absent for a cap without `read`: an unkeyed content hash lets a holder test guesses. */
+  etag?: string;
   /** ISO 8601. */
   modified: string;
   contentType: string;
@@ -45,7 +45,7 @@ export interface DirStat {
 
 export type Stat = FileStat | DirStat;
 
-/** One entry of `GET /list`; files carry size, etag and modified. */
+/** One entry of `GET /list`; files carry size, modified and, for a cap with `read`, etag. */
 export interface ListEntry {
   name: string;
   type: "file" | "dir";

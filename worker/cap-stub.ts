@@ -1,18 +1,21 @@
 import type { Context } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
 import { failure, type CapFailure, type Result } from "../shared/result.ts";
-import { digestToken, isTokenShaped } from "../shared/token.ts";
+import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
 
 export type AppEnv = { Bindings: Env; Variables: { capId?: string } };
 
 /**
- * The object for a token, or `null` for a token that cannot exist. A
- * malformed token is answered exactly like an unknown one, by the caller.
+ * The object for a token, or `null` for a token this vault never minted. A
+ * malformed or forged token is answered exactly like a revoked one, by the
+ * caller.
  */
 export async function capStub(c: Context<AppEnv>, token: string): Promise<DurableObjectStub<CapObject> | null> {
-  if (!isTokenShaped(token)) return null;
+  // The MAC is checked before any object is addressed: the runtime keeps a
+  // file for every object ever addressed, so a made-up token must never name one.
+  if (!(await verifyToken(token, c.env.CAPVAULT_TOKEN_KEY))) return null;
   const { key, id } = await digestToken(token);
   c.set("capId", id);
   return c.env.CAPS.get(c.env.CAPS.idFromName(key));

@@ -11,6 +11,8 @@ export interface Env {
   /** Shared with the disk host by the launcher; proves a call comes from this worker. */
   CAPVAULT_DISK_SECRET?: string;
   CAPVAULT_ADMIN_TOKEN?: string;
+  /** Signs cap tokens (base64url, >= 32 bytes); without it no token is minted or accepted. */
+  CAPVAULT_TOKEN_KEY?: string;
   CAPVAULT_MAX_FILE_BYTES?: string;
   /** Upload bounds (storage-adapters/upload-limits.ts): seconds without a byte, slowest rate, uploads at once per isolate. */
   CAPVAULT_UPLOAD_IDLE_SECONDS?: string;

@@ -9,7 +9,7 @@ Example::
 
     from capvault import FsCap, CapError
 
-    fs = FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567")
+    fs = FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnop")
     fs.write("notes/today.md", "# Today\\n")
     print(fs.read_text("notes/today.md"))
     skills = fs.subdir("skills", rights=["read", "list"])   # a read-only child cap
@@ -76,7 +76,7 @@ WriteData = Union[bytes, bytearray, memoryview, str, IO[bytes]]
 
 
 class Entry(TypedDict, total=False):
-    """One listing entry. ``size``, ``etag`` and ``modified`` are present for files only."""
+    """One listing entry. ``size`` and ``modified`` are present for files only, ``etag`` for files when the cap has ``read``."""
 
     name: str
     type: str  # "file" or "dir"
@@ -86,7 +86,7 @@ class Entry(TypedDict, total=False):
 
 
 class FileStat(TypedDict, total=False):
-    """``stat`` result: ``{"type": "dir"}`` or a file with its metadata."""
+    """``stat`` result: ``{"type": "dir"}`` or a file with its metadata (``etag`` only when the cap has ``read``)."""
 
     type: str
     size: int

@@ -602,7 +602,7 @@ class LiveR2Tests(LiveBase):
 
         # Revoked and never-existing tokens are indistinguishable.
         origin = self.root.url.rsplit("/object/", 1)[0]
-        never = local_cap(f"{origin}/object/{'a' * 32}")
+        never = local_cap(f"{origin}/object/{'a' * 48}")
         e_revoked = self.assertRefused("no_such_cap", child.info, child)
         e_never = self.assertRefused("no_such_cap", never.info, never)
         self.assertEqual((e_revoked.status, e_revoked.message), (e_never.status, e_never.message))

@@ -299,6 +299,9 @@ export class VaultModel {
   private write(request: VaultRequest & { op: "write" }): ModelAnswer {
     const access = this.authorize(request.cap, ["write"], request.path, { fault: request.queryFault });
     if (!access.ok) return { observation: access.observation };
+    // Without read, a condition may only be `*`: an etag would test guesses at the content.
+    const conditions = [request.ifMatch, request.ifNoneMatch].filter((h) => h !== undefined);
+    if (!access.value.cap.rights.includes("read") && conditions.some((h) => h.trim() !== "*")) return { observation: error("forbidden") };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
     // A file where a folder is needed, anywhere above it (the cap's own root included), or the reverse.
@@ -338,7 +341,8 @@ export class VaultModel {
     const file = this.files.get(key.value);
     if (file) {
       return {
-        observation: json(200, { type: "file", size: file.bytes.length, etag: file.etag, modified: "<time>", contentType: file.contentType }),
+        // The etag (an unkeyed content hash) only for a cap that may read.
+        observation: json(200, { type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>", contentType: file.contentType }),
       };
     }
     return { observation: this.isDir(key.value) ? json(200, { type: "dir" }) : error("not_found") };
@@ -371,7 +375,7 @@ export class VaultModel {
       // A listing shows what this cap can name: at its root `~x` or `c:` would be an absolute path.
       if (atCapRoot && !namesItself(name)) continue;
       if (slash >= 0) byName.set(name, { name, type: "dir" });
-      else if (!byName.has(name)) byName.set(name, { name, type: "file", size: file.bytes.length, etag: file.etag, modified: "<time>" });
+      else if (!byName.has(name)) byName.set(name, { name, type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>" });
     }
     const names = [...byName.keys()].filter((name) => after === null || compareUtf8(name, after) > 0).sort(compareUtf8);
     const page = names.slice(0, limit);
@@ -527,6 +531,10 @@ function json(status: number, body: Json): Observation {
 
 function empty(status: number): Observation {
   return { status, headers: {}, body: null };
+}
+
+function etagFor(cap: { rights: Right[] }, file: { etag: string }): { etag?: string } {
+  return cap.rights.includes("read") ? { etag: file.etag } : {};
 }
 
 function noSuchCap(): Observation {

@@ -262,7 +262,7 @@ interface HttpImpl {
   ids: string[];
 }
 
-const UNKNOWN_TOKEN = "a".repeat(32);
+const UNKNOWN_TOKEN = "a".repeat(48);
 const MALFORMED_TOKEN = "not-a-token";
 const UNKNOWN_ID = "a".repeat(16);
 

@@ -42,7 +42,7 @@ describe("first start", () => {
   it("prints the admin token once, a root cap, and the listening line", async () => {
     const out = vault.output();
     expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
-    expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{32,}$/m);
+    expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}$/m);
     expect(out).toMatch(/^disk root cap: /m);
     const match = /admin token \(saved in .*, shown once\): (\S+)/.exec(out);
     expect(match).not.toBeNull();

@@ -1,9 +1,19 @@
 import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { digestToken } from "../../shared/token.ts";
+import { base32, digestToken, mintToken } from "../../shared/token.ts";
 import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 type Cap = Awaited<ReturnType<typeof child>>;
+
+/** 30 random bytes: a token of the right shape whose MAC (almost surely) does not verify. */
+function forgedToken(): string {
+  return base32(crypto.getRandomValues(new Uint8Array(30)));
+}
+
+/** A real token with its last character changed: the MAC no longer matches. */
+function flipLast(token: string): string {
+  return token.slice(0, -1) + (token.endsWith("a") ? "b" : "a");
+}
 
 async function alive(c: { info(): Promise<Response> }): Promise<boolean> {
   const res = await c.info();
@@ -90,13 +100,20 @@ describe("revocation", () => {
     expect(await alive(level1[2]!.kids[1]!.kids[0]!)).toBe(false);
   });
 
-  it("gives byte-identical answers for revoked, expired, unknown and malformed tokens", async () => {
+  it("gives byte-identical answers for revoked, expired, unknown, forged and malformed tokens", async () => {
     const root = cap((await mintRoot("revoke/identical/")).token);
     const revoked = await child(root, { path: "a" });
     await revoked.revoke();
     const expiring = await child(root, { path: "b", ttlSeconds: 1 });
     await new Promise((r) => setTimeout(r, 1100));
-    const unknown = cap("a".repeat(32));
+    // Signed with the vault key but never minted: the only unknown token that reaches an object.
+    const signed = await mintToken(env.CAPVAULT_TOKEN_KEY);
+    if (!signed.ok) throw new Error("the test vault has no token key");
+    const unknown = cap(signed.value);
+    // Forged: the right shape and alphabet, a MAC that does not verify.
+    const forged = cap(forgedToken());
+    const tampered = cap(flipLast(root.token));
+    const oldShape = cap("a".repeat(32));
     const malformed = cap("not-a-token");
     const base = (c: ReturnType<typeof cap>) => `/object/${c.token}`;
     const routes = (c: ReturnType<typeof cap>) => [
@@ -132,6 +149,24 @@ describe("revocation", () => {
     expect(await capture(revoked)).toEqual(expected);
     expect(await capture(expiring)).toEqual(expected);
     expect(await capture(malformed)).toEqual(expected);
+    expect(await capture(forged)).toEqual(expected);
+    expect(await capture(tampered)).toEqual(expected);
+    expect(await capture(oldShape)).toEqual(expected);
+  });
+
+  it("a forged token never addresses a Durable Object", async () => {
+    const root = cap((await mintRoot("revoke/forged/")).token);
+    const before = (await listDurableObjectIds(env.CAPS)).map(String).sort();
+    // Made up, tampered with, and of the shape tokens had before they carried a MAC.
+    const makers = [() => forgedToken(), () => flipLast(root.token), () => base32(crypto.getRandomValues(new Uint8Array(20)))];
+    for (let i = 0; i < 12; i++) {
+      const forged = cap(makers[i % makers.length]!());
+      for (const res of [await forged.info(), await forged.write("f", "x"), await forged.subdir({ path: "" }), await forged.revoke()]) {
+        expect(await errorCode(res)).toBe("no_such_cap");
+      }
+    }
+    expect((await listDurableObjectIds(env.CAPS)).map(String).sort()).toEqual(before);
+    expect((await root.info()).status).toBe(200);
   });
 
   it("expires caps and their descendants, and the alarm clears their state", async () => {

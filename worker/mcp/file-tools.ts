@@ -100,7 +100,7 @@ export const getFileInfoTool: CapTool = {
         if (!stat.ok) return errorResult(stat.error);
         const s = stat.value;
         if (s.type === "dir") return textResult("type: directory");
-        return textResult([`type: file`, `size: ${s.size}`, `modified: ${s.modified}`, `etag: ${s.etag}`, `contentType: ${s.contentType}`].join("\n"));
+        return textResult([`type: file`, `size: ${s.size}`, `modified: ${s.modified}`, ...(s.etag === undefined ? [] : [`etag: ${s.etag}`]), `contentType: ${s.contentType}`].join("\n"));
       },
     );
   },

@@ -188,7 +188,7 @@ describe("each tool on a full cap", () => {
 
   it("create_subdir_cap hands out a working cap with no more rights, scoped to the folder", async () => {
     const minted = JSON.parse(await ok(client, "create_subdir_cap", { path: "notes", rights: ["read", "list"], label: "sub-agent" }));
-    expect(minted).toEqual({ url: expect.stringMatching(/\/object\/[a-z2-7]{32}$/), id: expect.any(String), rights: ["read", "list"], expiresAt: null });
+    expect(minted).toEqual({ url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/), id: expect.any(String), rights: ["read", "list"], expiresAt: null });
     const child = await connect(minted.url);
     expect(await toolNames(child)).toEqual(["read_file", "list_directory", "directory_tree", "get_file_info"]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
@@ -331,7 +331,7 @@ describe("bounded work per request", () => {
 
 describe("the endpoint", () => {
   it("answers unknown, malformed and revoked tokens with the same 404 as every other route", async () => {
-    const unknown = `${vault.url}/object/${"b".repeat(32)}`;
+    const unknown = `${vault.url}/object/${"b".repeat(48)}`;
     const reference = await fetch(unknown);
     expect(reference.status).toBe(404);
     const referenceBody = await reference.text();

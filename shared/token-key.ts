@@ -1,0 +1,33 @@
+/**
+ * The vault key that signs cap tokens (`CAPVAULT_TOKEN_KEY`): at least 32
+ * bytes, written in base64url. Whoever holds it can make tokens the worker
+ * will look up, so it is a secret like the admin token; it never signs
+ * anything else.
+ */
+
+export const MIN_TOKEN_KEY_BYTES = 32;
+
+/** The key's bytes, or `null` when it is absent or too weak: then no token verifies and none is minted. */
+export function tokenKeyBytes(raw: string | undefined): Uint8Array | null {
+  if (typeof raw !== "string") return null;
+  const text = raw.trim().replace(/=+$/, "");
+  if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return null;
+  let binary: string;
+  try {
+    binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  } catch {
+    return null;
+  }
+  const bytes = Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+  return bytes.length >= MIN_TOKEN_KEY_BYTES ? bytes : null;
+}
+
+/**
+ * The key as an HMAC-SHA-256 key for WebCrypto (workerd, Node and browsers
+ * alike). Imported afresh on every call: workerd forbids sharing a promise
+ * between requests, and an import costs microseconds.
+ */
+export async function tokenHmacKey(raw: string | undefined): Promise<CryptoKey | null> {
+  const bytes = tokenKeyBytes(raw);
+  return bytes ? crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]) : null;
+}
