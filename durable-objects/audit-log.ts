@@ -35,6 +35,11 @@ export class AuditLog {
     this.sql.exec("DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ?", KEEP);
   }
 
+  /** Drops the log: a revoked cap keeps no history, even while its cascade is unfinished. */
+  clear(): void {
+    this.sql.exec("DROP TABLE IF EXISTS audit");
+  }
+
   recent(limit: number): AuditEntry[] {
     const exists = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").toArray().length > 0;
     if (!exists) return [];
