@@ -405,6 +405,16 @@ export class CapObject extends DurableObject<Env> {
   private async cascade(): Promise<RevokeOutcome> {
     const cap = await this.ctx.storage.get<CapRecord>(RECORD);
     const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
+    const leaf = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size === 0 && !earlier?.pending?.length;
+    if (leaf) {
+      // Nothing to reach below: one step kills and clears it (deleteAll is the first write).
+      if (cap || earlier || this.running.size > 0) {
+        await this.ctx.storage.deleteAll();
+        await this.ctx.storage.deleteAlarm();
+      }
+      await this.stopRunning();
+      return { pending: 0 };
+    }
     const tombstone: Tombstone = { pending: [], parent: cap?.parent ?? earlier?.parent ?? null };
     await this.ctx.storage.delete(RECORD);
     await this.ctx.storage.put(TOMBSTONE, tombstone);
