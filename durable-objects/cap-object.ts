@@ -24,7 +24,7 @@ import {
   type MintedCap,
   type Tombstone,
 } from "./cap-record.ts";
-import { AuditLog, type AuditEntry } from "./audit-log.ts";
+import { AuditLog, KEEP_DONE, KEEP_REFUSED, type AuditEntry } from "./audit-log.ts";
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage, type ChildPage } from "./child-page.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
@@ -307,7 +307,8 @@ export class CapObject extends DurableObject<Env> {
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
   async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
     if (!(await this.live())) return noSuchCap();
-    const limit = parseLimit(rawLimit);
+    // Every kept line fits in one answer.
+    const limit = parseLimit(rawLimit, KEEP_DONE + KEEP_REFUSED);
     if (!limit.ok) return limit;
     return ok({ entries: this.audit.recent(limit.value) });
   }
