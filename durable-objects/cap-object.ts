@@ -429,13 +429,16 @@ export class CapObject extends DurableObject<Env> {
       revokeChildren(this.ctx.storage, (ref) => this.capStub(ref.key).revokeSubtree()),
       this.stopRunning(),
     ]);
-    if (pending === 0) {
+    // A mint that raced this revocation and could not undo its child records
+    // it here for the alarm: never clear a record nobody has reached.
+    const left = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size;
+    if (pending === 0 && left === 0) {
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();
     } else {
       await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
     }
-    return { pending };
+    return { pending: Math.max(pending, left) };
   }
 
   private capStub(key: string): DurableObjectStub<CapObject> {
