@@ -274,6 +274,19 @@ describe("caps", () => {
     expect(await fs.readText("shared/doc.md")).toBe("doc");
   });
 
+  it("children follows pages in creation order; childrenPage hands out one page", async () => {
+    const parent = await fs.subdir({ path: "", label: "pager" });
+    const kids: string[] = [];
+    for (let i = 0; i < 5; i++) kids.push((await parent.subdir({ path: "", label: `kid${i}` })).id!);
+    expect((await parent.children({ limit: 2 })).map((c) => c.id)).toEqual(kids);
+    const first = await parent.childrenPage({ limit: 2 });
+    expect(first.children.map((c) => c.id)).toEqual(kids.slice(0, 2));
+    const second = await parent.childrenPage({ limit: 2, cursor: first.cursor });
+    expect(second.children.map((c) => c.id)).toEqual(kids.slice(2, 4));
+    expect((await parent.childrenPage({ limit: 2, cursor: second.cursor })).cursor).toBeNull();
+    expect((await refusal(parent.childrenPage({ limit: 0 }))).code).toBe("bad_request");
+  });
+
   it("children, revokeChild and revoke", async () => {
     const parent = await fs.subdir({ path: "family", label: "parent" });
     const a = await parent.subdir({ path: "a", rights: ["read"], label: "child-a" });

@@ -5,6 +5,7 @@ import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
 import type {
   CapInfo,
   ChildCap,
+  ChildPage,
   ClientOptions,
   FetchLike,
   ListEntry,
@@ -292,14 +293,41 @@ export class FsCap {
   }
 
   /**
-   * The caps minted directly from this one.
+   * The caps minted directly from this one, following cursors across pages.
    * @example
    * for (const child of await fs.children()) console.log(child.id, child.path, child.rights);
    */
-  async children(): Promise<ChildCap[]> {
-    const response = await this.#http.send({ method: "GET", url: `${this.#base}/children`, expect: [200] });
-    const body = await this.#http.json<{ children: ChildCap[] }>(response);
-    return body.children;
+  async children(options: { limit?: number } = {}): Promise<ChildCap[]> {
+    const all: ChildCap[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: ChildPage = await this.childrenPage({ cursor, limit: options.limit });
+      all.push(...page.children);
+      // A server that hands back the cursor it was given would loop forever.
+      if (page.cursor !== null && page.cursor === cursor) {
+        throw new CapError("unavailable", 200, "the vault repeated a children cursor");
+      }
+      cursor = page.cursor;
+    } while (cursor !== null);
+    return all;
+  }
+
+  /**
+   * One page of the caps minted directly from this one, in creation order.
+   * @example
+   * let page = await fs.childrenPage({ limit: 100 });
+   * while (page.cursor) page = await fs.childrenPage({ cursor: page.cursor, limit: 100 });
+   */
+  async childrenPage(options: ListPageOptions = {}): Promise<ChildPage> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#base}/children`,
+      query: { cursor: options.cursor, limit: options.limit },
+      expect: [200],
+    });
+    const page = await this.#http.json<Partial<ChildPage>>(response);
+    // A vault from before paging answers without a cursor: that is one page.
+    return { children: page.children ?? [], cursor: page.cursor ?? null };
   }
 
   /**

@@ -36,6 +36,12 @@ export interface ListPage {
   cursor: string | null;
 }
 
+export interface ChildPage {
+  children: ChildCap[];
+  /** Pass back as `cursor` for the next page; `null` on the last page. */
+  cursor: string | null;
+}
+
 export interface ListPageOptions {
   cursor?: string | null;
   /** 1–1000; the server's default is 1000. */

@@ -2,6 +2,7 @@ import type { Result } from "../shared/result.ts";
 
 /** One line of a cap's audit: what was asked through this cap and how it ended. Never a token. */
 export interface AuditEntry {
+  /** The latest occurrence. */
   at: string;
   op: string;
   /** The path as the client sent it (cut to 256 characters), so refused attempts stay visible. */
@@ -10,40 +11,84 @@ export interface AuditEntry {
   outcome: string;
   /** The public id of a child this operation minted or revoked. */
   child: string | null;
+  /** How many identical refusals this line stands for; 1 for everything else. */
+  count: number;
 }
 
-const KEEP = 1000;
+/** Successful operations kept: the history a holder audits. */
+export const KEEP_DONE = 1000;
+/**
+ * Refused operations kept, apart from the successful ones. A refusal costs
+ * the sender nothing, so refusals must never push what was done out of the
+ * trail: they get their own small allowance, and repeats share one line.
+ */
+export const KEEP_REFUSED = 100;
 const MAX_PATH = 256;
+const TABLE = "audit_log";
+type Row = { at: number; op: string; path: string | null; outcome: string; child: string | null; count: number };
 
 /**
- * A bounded, append-only log in the cap's own SQLite storage. It lives and
- * dies with the cap: revocation clears it together with the rest of the state.
+ * A bounded log in the cap's own SQLite storage. It lives and dies with the
+ * cap: revocation drops it together with the rest of the state.
  */
 export class AuditLog {
   constructor(private readonly sql: SqlStorage) {}
 
-  record(op: string, path: string | null, result: Result<unknown>, child: string | null = null): void {
+  record(op: string, rawPath: string | null, result: Result<unknown>, child: string | null = null): void {
+    this.ensureTable();
     const outcome = result.ok ? "ok" : result.error.code;
-    // Created on demand: revocation's deleteAll() drops every table.
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS audit (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT)`);
+    const path = rawPath === null ? null : rawPath.slice(0, MAX_PATH);
+    let count = 1;
+    if (!result.ok) {
+      // An identical refusal already kept becomes this one, counted, and moves up as the newest.
+      const same = this.sql
+        .exec<{ seq: number; count: number }>(
+          `SELECT seq, count FROM ${TABLE} WHERE outcome = ? AND op = ? AND path IS ? AND child IS ? LIMIT 1`,
+          outcome, op, path, child,
+        )
+        .toArray()[0];
+      if (same) {
+        count = same.count + 1;
+        this.sql.exec(`DELETE FROM ${TABLE} WHERE seq = ?`, same.seq);
+      }
+    }
+    this.sql.exec(`INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`, Date.now(), op, path, outcome, child, count);
+    const done = result.ok ? 1 : 0;
     this.sql.exec(
-      "INSERT INTO audit (at, op, path, outcome, child) VALUES (?, ?, ?, ?, ?)",
-      Date.now(), op, path === null ? null : path.slice(0, MAX_PATH), outcome, child,
+      `DELETE FROM ${TABLE} WHERE seq IN (SELECT seq FROM ${TABLE} WHERE (outcome = 'ok') = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
+      done, result.ok ? KEEP_DONE : KEEP_REFUSED,
     );
-    this.sql.exec("DELETE FROM audit WHERE seq <= (SELECT MAX(seq) FROM audit) - ?", KEEP);
   }
 
   recent(limit: number): AuditEntry[] {
-    const exists = this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").toArray().length > 0;
-    if (!exists) return [];
+    if (!this.exists(TABLE) && !this.exists("audit")) return [];
+    this.ensureTable();
     return this.sql
-      .exec<{ at: number; op: string; path: string | null; outcome: string; child: string | null }>(
-        "SELECT at, op, path, outcome, child FROM audit ORDER BY seq DESC LIMIT ?",
-        limit,
-      )
+      .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
       .toArray()
       .map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+
+  /** Drops the log: a revoked cap keeps no history, even while its cascade is unfinished. */
+  clear(): void {
+    this.sql.exec(`DROP TABLE IF EXISTS ${TABLE}`);
+    this.sql.exec("DROP TABLE IF EXISTS audit");
+  }
+
+  private ensureTable(): void {
+    // Created on demand: revocation's deleteAll() drops every table.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT,
+      count INTEGER NOT NULL DEFAULT 1)`);
+    // The table before refusals were kept apart: carry its lines over once.
+    if (this.exists("audit")) {
+      this.sql.exec(`INSERT INTO ${TABLE} (at, op, path, outcome, child) SELECT at, op, path, outcome, child FROM audit ORDER BY seq`);
+      this.sql.exec("DROP TABLE audit");
+    }
+  }
+
+  private exists(name: string): boolean {
+    return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
   }
 }

@@ -4,7 +4,6 @@ import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from
 import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { ChildView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type {
   ListEntry,
@@ -25,16 +24,20 @@ import {
   type MintedCap,
   type Tombstone,
 } from "./cap-record.ts";
-import { AuditLog, type AuditEntry } from "./audit-log.ts";
+import { AuditLog, KEEP_DONE, KEEP_REFUSED, type AuditEntry } from "./audit-log.ts";
+import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
+import { childPage, type ChildPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+import { revokeChildren } from "./revocation-cascade.ts";
 
 const RECORD = "cap";
 const TOMBSTONE = "tombstone";
-const CHILD = "child:";
 const DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024;
 /** How soon an unfinished revocation cascade is retried. */
 const RETRY_MS = 5_000;
+/** setTimeout's largest delay; longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Refusals worth an audit line even on read-only operations: someone tried to reach past the cap. */
 const AUDITED_REFUSALS = new Set(["forbidden", "path_escapes", "absolute_path", "invalid_path", "outside_root"]);
 
@@ -120,21 +123,24 @@ export class CapObject extends DurableObject<Env> {
   }
 
   async forgetChild(id: string): Promise<null> {
-    await this.ctx.storage.delete(CHILD + id);
+    await removeChild(this.ctx.storage, id);
     return null;
   }
 
   override async alarm(): Promise<void> {
-    if (await this.ctx.storage.get<Tombstone>(TOMBSTONE)) {
+    const cap = await this.ctx.storage.get<CapRecord>(RECORD);
+    // No record: a revocation left work (a tombstone, unreached children); finish it.
+    if (!cap) {
       await this.cascade();
       return;
     }
-    const cap = await this.ctx.storage.get<CapRecord>(RECORD);
-    if (cap && cap.expiresAt !== null && Date.now() >= cap.expiresAt) {
-      // Descendants expire no later than this cap, by their own alarms; this
-      // only clears the dead state.
+    if (cap.expiresAt !== null && Date.now() >= cap.expiresAt) {
+      // Descendants expire no later than this cap, by their own clocks and
+      // alarms. Uploads were cut at expiresAt by their timers; stop any the
+      // timer missed before the state goes, so none lands after expiry.
+      await this.stopRunning();
       await this.ctx.storage.deleteAll();
-    } else if (cap && cap.expiresAt !== null) {
+    } else if (cap.expiresAt !== null) {
       await this.ctx.storage.setAlarm(cap.expiresAt);
     }
   }
@@ -167,8 +173,8 @@ export class CapObject extends DurableObject<Env> {
     if (request.length > this.maxFileBytes()) {
       return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
     }
-    const written = await this.revocable(async (signal) =>
-      storage.write(cap.root, path, cutOnAbort(body, signal), {
+    const written = await this.revocable(cap.expiresAt, async (signal) =>
+      storage.write(cap.root, path, cutOnAbort(body, signal, cap.expiresAt), {
         length: request.length,
         contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
         ifMatch: request.ifMatch,
@@ -185,7 +191,8 @@ export class CapObject extends DurableObject<Env> {
       const access = await this.authorize(["delete"], rawPath);
       if (!access.ok) return access;
       const { cap, path, storage } = access.value;
-      return storage.remove(cap.root, path);
+      // Nothing to cut, but revocation waits for it, so it cannot land after.
+      return this.revocable(cap.expiresAt, () => storage.remove(cap.root, path));
     });
   }
 
@@ -223,7 +230,7 @@ export class CapObject extends DurableObject<Env> {
       const { cap, path: from, storage } = access.value;
       const to = this.parseFilePath(rawTo);
       if (!to.ok) return to;
-      return storage.move(cap.root, from, to.value, overwrite);
+      return this.revocable(cap.expiresAt, () => storage.move(cap.root, from, to.value, overwrite));
     });
   }
 
@@ -258,7 +265,8 @@ export class CapObject extends DurableObject<Env> {
 
     // Record the child before it exists, so a revocation that interleaves
     // with this mint (the input gate opens at every await) already sees it.
-    await this.ctx.storage.put(CHILD + id, child);
+    const added = await addChild(this.ctx.storage, child);
+    if (!added.ok) return added;
     const stub = this.capStub(key);
     const made = await stub.init({
       id, key, backend: cap.backend, root, rights, label: request.label,
@@ -271,8 +279,9 @@ export class CapObject extends DurableObject<Env> {
       // leave it to the alarm if even that fails.
       const undone = await stub.revokeSubtree().catch(() => null);
       if (!undone?.ok) {
+        // The child's record is what the alarm's cascade walks.
         const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
-        await this.ctx.storage.put(TOMBSTONE, { pending: [...(earlier?.pending ?? []), { id, key }], parent: earlier?.parent ?? null } satisfies Tombstone);
+        await this.ctx.storage.put({ [CHILD + id]: { id, key }, [TOMBSTONE]: { pending: [], parent: earlier?.parent ?? null } satisfies Tombstone });
         await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
       }
       return noSuchCap();
@@ -280,20 +289,11 @@ export class CapObject extends DurableObject<Env> {
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
   }
 
-  async listChildren(): Promise<Result<{ children: ChildView[] }>> {
+  async listChildren(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<ChildPage>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
     if (!cap.rights.includes("subdir")) return fail("forbidden", "listing children needs the subdir right");
-    const now = Date.now();
-    const records = await this.ctx.storage.list<ChildRecord>({ prefix: CHILD });
-    const children = [...records.values()]
-      .filter((c) => c.expiresAt === null || c.expiresAt > now)
-      .sort((a, b) => a.createdAt - b.createdAt)
-      .map((c) => ({
-        id: c.id, label: c.label, path: c.path, rights: c.rights,
-        createdAt: new Date(c.createdAt).toISOString(), expiresAt: isoOrNull(c.expiresAt),
-      }));
-    return ok({ children });
+    return childPage(this.ctx.storage, rawCursor, rawLimit);
   }
 
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
@@ -302,9 +302,9 @@ export class CapObject extends DurableObject<Env> {
     if (!cap.rights.includes("subdir")) return fail("forbidden", "revoking children needs the subdir right");
     const child = typeof id === "string" ? await this.ctx.storage.get<ChildRecord>(CHILD + id) : undefined;
     if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now())) return fail("not_found", "no such child");
-    const outcome = await this.capStub(child.key).revokeSubtree();
+    const outcome = await this.capStub(child.key).revokeSubtree().catch(() => fail<RevokeOutcome>("unavailable"));
     if (!outcome.ok) return outcome;
-    await this.ctx.storage.delete(CHILD + id);
+    await removeChild(this.ctx.storage, id);
     await this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
     return outcome;
   }
@@ -312,7 +312,8 @@ export class CapObject extends DurableObject<Env> {
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
   async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
     if (!(await this.live())) return noSuchCap();
-    const limit = parseLimit(rawLimit);
+    // Every kept line fits in one answer.
+    const limit = parseLimit(rawLimit, KEEP_DONE + KEEP_REFUSED);
     if (!limit.ok) return limit;
     return ok({ entries: this.audit.recent(limit.value) });
   }
@@ -323,17 +324,32 @@ export class CapObject extends DurableObject<Env> {
    * Runs an operation and writes its audit line: every mutation, and every
    * refusal that shows someone reaching past the cap. Dead caps keep no log.
    */
-  /** Runs a mutation that revocation may abort, and that revocation waits for. */
-  private async revocable<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /**
+   * Runs a mutation that revocation may abort, and that revocation waits for.
+   * Expiry is revocation by the clock: a timer aborts it at `expiresAt`, so
+   * an upload that began before is cut even if no alarm ever runs.
+   */
+  private async revocable<T>(expiresAt: number | null, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const abort = new AbortController();
+    const delay = expiresAt === null ? Infinity : Math.max(0, expiresAt - Date.now());
+    // Longer delays overflow setTimeout (firing at once); cutOnAbort's deadline covers them.
+    const timer = delay <= MAX_TIMER_MS ? setTimeout(() => abort.abort(), delay) : null;
     const settled = run(abort.signal);
     const entry = { abort, settled: settled.catch(() => undefined) };
     this.running.add(entry);
     try {
       return await settled;
     } finally {
+      if (timer !== null) clearTimeout(timer);
       this.running.delete(entry);
     }
+  }
+
+  /** Aborts every mutation running through this cap and waits until each has settled. */
+  private async stopRunning(): Promise<void> {
+    const stopping = [...this.running];
+    for (const op of stopping) op.abort.abort();
+    await Promise.all(stopping.map((op) => op.settled));
   }
 
   private async audited<T>(op: string, rawPath: string | null, mutation: boolean, run: () => Promise<Result<T>>): Promise<Result<T>> {
@@ -385,44 +401,49 @@ export class CapObject extends DurableObject<Env> {
 
   /**
    * Kills this cap and its subtree. The record goes first, in one synchronous
-   * step, so from that instant every request here answers `no_such_cap`; the
-   * tombstone remembers children not yet reached, and an alarm retries them.
+   * step, so from that instant every request here answers `no_such_cap`. Then
+   * it stops what is running here and revokes the children in bounded
+   * batches; children not reached keep their records under a tombstone, and
+   * an alarm retries them. It answers only once every upload through this
+   * cap has settled, so nothing lands after a revocation returned, even when
+   * the record was already gone (expired, or a second revocation).
    */
   private async cascade(): Promise<RevokeOutcome> {
-    const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
     const cap = await this.ctx.storage.get<CapRecord>(RECORD);
-    const children = await this.ctx.storage.list<ChildRecord>({ prefix: CHILD });
-    const pending: CapRef[] = [...(earlier?.pending ?? []), ...[...children.values()].map(({ id, key }) => ({ id, key }))];
-    if (!cap && !earlier) return { pending: 0 };
-    const stopping = [...this.running];
-    for (const op of stopping) op.abort.abort();
-    if (pending.length === 0) {
-      await this.ctx.storage.deleteAll();
-      await this.ctx.storage.deleteAlarm();
-      await Promise.all(stopping.map((op) => op.settled));
+    const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
+    const leaf = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size === 0 && !earlier?.pending?.length;
+    if (leaf) {
+      // Nothing to reach below: one step kills and clears it (deleteAll is the first write).
+      if (cap || earlier || this.running.size > 0) {
+        await this.ctx.storage.deleteAll();
+        await this.ctx.storage.deleteAlarm();
+      }
+      await this.stopRunning();
       return { pending: 0 };
     }
-    await this.ctx.storage.deleteAll();
-    await this.ctx.storage.put(TOMBSTONE, { pending, parent: cap?.parent ?? earlier?.parent ?? null } satisfies Tombstone);
+    const tombstone: Tombstone = { pending: [], parent: cap?.parent ?? earlier?.parent ?? null };
+    await this.ctx.storage.delete(RECORD);
+    await this.ctx.storage.put(TOMBSTONE, tombstone);
+    // Older tombstones listed unreached children; they now stay as child records.
+    const legacy = (earlier?.pending ?? []).map((ref): [string, CapRef] => [CHILD + ref.id, ref]);
+    for (const batch of chunks(legacy, 128)) await this.ctx.storage.put(Object.fromEntries(batch));
+    this.audit.clear();
     await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
 
-    const [results] = await Promise.all([
-      Promise.allSettled(pending.map((ref) => this.capStub(ref.key).revokeSubtree())),
-      Promise.all(stopping.map((op) => op.settled)),
+    const [pending] = await Promise.all([
+      revokeChildren(this.ctx.storage, (ref) => this.capStub(ref.key).revokeSubtree()),
+      this.stopRunning(),
     ]);
-    const stillPending: CapRef[] = [];
-    let deeper = 0;
-    results.forEach((r, i) => {
-      if (r.status === "rejected" || !r.value.ok) stillPending.push(pending[i]!);
-      else deeper += r.value.value.pending;
-    });
-    if (stillPending.length === 0) {
+    // A mint that raced this revocation and could not undo its child records
+    // it here for the alarm: never clear a record nobody has reached.
+    const left = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size;
+    if (pending === 0 && left === 0) {
       await this.ctx.storage.deleteAll();
       await this.ctx.storage.deleteAlarm();
     } else {
-      await this.ctx.storage.put(TOMBSTONE, { pending: stillPending, parent: cap?.parent ?? null } satisfies Tombstone);
+      await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
     }
-    return { pending: stillPending.length + deeper };
+    return { pending: Math.max(pending, left) };
   }
 
   private capStub(key: string): DurableObjectStub<CapObject> {
@@ -445,14 +466,19 @@ function noSuchCap<T>(): Result<T> {
 
 /**
  * Passes a stream through, erroring it at once when `signal` aborts, even
- * while a read is pending: storage then sees a failed body and stores
- * nothing (R2 puts and disk renames are all or nothing).
+ * while a read is pending, or at its end if `deadline` has passed: storage
+ * then sees a failed body and stores nothing (R2 puts and disk renames are
+ * all or nothing).
  */
-function cutOnAbort(source: ReadableStream<Uint8Array>, signal: AbortSignal): ReadableStream<Uint8Array> {
+function cutOnAbort(source: ReadableStream<Uint8Array>, signal: AbortSignal, deadline: number | null): ReadableStream<Uint8Array> {
   let controller!: TransformStreamDefaultController<Uint8Array>;
   const guard = new TransformStream<Uint8Array, Uint8Array>({
     start(c) {
       controller = c;
+    },
+    // A body that completes after expiry (its timer late or never set) is refused whole.
+    flush() {
+      if (deadline !== null && Date.now() >= deadline) throw new Error("expired");
     },
   });
   const cut = () => controller.error(new Error("revoked"));

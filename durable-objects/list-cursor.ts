@@ -32,10 +32,11 @@ export function decodeCursor(raw: string | null): Result<string | null> {
   return ok(name);
 }
 
-export function parseLimit(raw: string | null): Result<number> {
-  if (raw === null || raw === "") return ok(MAX_LIST_LIMIT);
-  if (!/^\d{1,4}$/.test(raw)) return fail("bad_request", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+/** A page size from 1 to `max`; absent means `max`. */
+export function parseLimit(raw: string | null, max = MAX_LIST_LIMIT): Result<number> {
+  if (raw === null || raw === "") return ok(max);
+  if (!/^\d{1,4}$/.test(raw)) return fail("bad_request", `limit must be an integer from 1 to ${max}`);
   const limit = Number(raw);
-  if (limit < 1 || limit > MAX_LIST_LIMIT) return fail("bad_request", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+  if (limit < 1 || limit > max) return fail("bad_request", `limit must be an integer from 1 to ${max}`);
   return ok(limit);
 }

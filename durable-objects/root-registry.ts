@@ -77,7 +77,8 @@ export class RootRegistry extends DurableObject<Env> {
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
     const record = typeof id === "string" ? await this.ctx.storage.get<RootRecord>(ROOT + id) : undefined;
     if (!record) return fail("not_found", "no such root");
-    const outcome = await this.cap(record.key).revokeSubtree();
+    // A DO RPC must answer with a Result, never reject: an unreachable root is a storage failure.
+    const outcome = await this.cap(record.key).revokeSubtree().catch(() => fail<RevokeOutcome>("unavailable"));
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(ROOT + id);
     return outcome;

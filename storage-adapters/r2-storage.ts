@@ -2,6 +2,7 @@ import { parseByteRange, writeAllowed, etagListMatches } from "../shared/http-co
 import { isListableName, parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
 import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
+import { timedBody, TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS, UploadSlots, type UploadLimits } from "./upload-limits.ts";
 import {
   DEFAULT_CONTENT_TYPE,
   type FileMeta,
@@ -16,8 +17,28 @@ import {
   type WriteOutcome,
 } from "./storage-adapter.ts";
 
+/** Uploads in progress in this isolate. */
+const r2Uploads = new UploadSlots();
+
 /** R2 deletes and lists move at most this many keys per call. */
 const R2_PAGE = 1000;
+
+/**
+ * R2 calls per operation (each is a subrequest on Cloudflare, where a request
+ * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
+ * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
+ *   read 6 (3 tries of head + get), stat 2, remove 2,
+ *   write A + 3 (list, head, put), move A + 5 (get, list, head, put, delete),
+ *   prepareRoot A, list 28: 2 to judge the folder, a page or two of 1,000
+ *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
+ *   cap can name (written around the vault) that fill the folder.
+ * README's "R2 calls per request" repeats these.
+ */
+const DIRECT_ANCESTOR_HEADS = 8;
+/** Folders looked up when a listing page is cut (see foldersListedLater). */
+const LATER_FOLDER_CHECKS = 24;
+/** A binary search over at most 512 ancestors (10 lists) and one head. */
+export const ANCESTOR_CALLS_MAX = 11;
 
 function metaOf(object: R2Object): FileMeta {
   return {
@@ -37,7 +58,10 @@ function metaOf(object: R2Object): FileMeta {
  * no multi-key transaction to prevent it.
  */
 export class R2Storage implements StorageAdapter {
-  constructor(private readonly bucket: R2Bucket) {}
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly uploads: UploadLimits = UPLOAD_LIMITS,
+  ) {}
 
   async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
     const key = this.fileKey(root, path);
@@ -73,13 +97,26 @@ export class R2Storage implements StorageAdapter {
     if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"));
     if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"));
     if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"));
+    // Counted per isolate (every cap object an isolate runs shares it).
+    const release = r2Uploads.take(this.uploads.maxConcurrent);
+    if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS));
+    try {
+      const timed = timedBody(body, options.length, this.uploads);
+      const stored = await this.store(key.value, timed.body, options, current);
+      return !stored.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : stored;
+    } finally {
+      release();
+    }
+  }
 
+  /** Streams the body into a put, exactly `options.length` bytes, judged against `current`. */
+  private async store(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
     // An empty file is stored from an empty buffer: R2 does not read a
     // zero-length stream, and a pipe into it would wait for a reader forever.
-    if (options.length === 0) return this.writeEmpty(key.value, body, options, current);
+    if (options.length === 0) return this.writeEmpty(key, body, options, current);
     const fixed = new FixedLengthStream(options.length);
     let delivered = 0;
     const counted = body.pipeThrough(
@@ -100,7 +137,7 @@ export class R2Storage implements StorageAdapter {
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     let stored: R2Object | null;
     try {
-      stored = await this.bucket.put(key.value, fixed.readable, {
+      stored = await this.bucket.put(key, fixed.readable, {
         httpMetadata: { contentType: options.contentType },
         ...(conditional ? { onlyIf } : {}),
       });
@@ -122,9 +159,10 @@ export class R2Storage implements StorageAdapter {
 
   private async writeEmpty(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
     const reader = body.getReader();
-    const first = await reader.read().catch(() => ({ done: true, value: undefined }));
+    // A body that fails (or times out) before it ends stores nothing, even an empty file.
+    const first = await reader.read().catch(() => null);
     await reader.cancel().catch(() => undefined);
-    if (!first.done && first.value && first.value.byteLength > 0) return fail("bad_request", "the body did not match its Content-Length");
+    if (!first || (!first.done && first.value && first.value.byteLength > 0)) return fail("bad_request", "the body did not match its Content-Length");
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const stored = await this.bucket.put(key, new Uint8Array(0), {
@@ -170,6 +208,7 @@ export class R2Storage implements StorageAdapter {
     // the delimited prefix `d/` (its keys sort after `d`); the name filter
     // below drops it, so every directory is listed exactly once.
     const startAfter = options.after === null ? undefined : dir.value + options.after;
+    let later: LaterFolders | undefined;
     for (;;) {
       const page = await this.bucket.list({
         prefix: dir.value,
@@ -191,17 +230,20 @@ export class R2Storage implements StorageAdapter {
       if (collected.length > options.limit) {
         // The last key of this page, in R2's (UTF-8) order.
         const lastKey = [page.objects.at(-1)?.key ?? "", page.delimitedPrefixes.at(-1) ?? ""].sort(compareUtf8)[1]!;
-        for (const name of await this.foldersListedLater(dir.value, lastKey)) {
-          if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
-        }
+        later = await this.foldersListedLater(dir.value, lastKey, (name) => isListableName(name, atCapRoot) && !seen.has(name) && (options.after === null || compareUtf8(name, options.after) > 0));
+        for (const name of later.folders) if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
         break;
       }
       cursor = page.cursor;
     }
     collected.sort((a, b) => compareUtf8(a.name, b.name));
-    const entries = collected.slice(0, options.limit);
-    const more = collected.length > options.limit;
-    return ok({ entries, next: more ? entries[entries.length - 1]!.name : null });
+    // Past the first unchecked candidate, an unseen folder may still sort in: the page ends before it.
+    const cut = later?.unchecked;
+    const known = cut === undefined ? collected : collected.filter((entry) => compareUtf8(entry.name, cut) < 0);
+    const entries = known.slice(0, options.limit);
+    if (known.length <= options.limit && cut === undefined) return ok({ entries, next: null });
+    // An empty page still moves on: every name up to the last candidate checked is known.
+    return ok({ entries, next: entries.at(-1)?.name ?? later!.lastChecked! });
   }
 
   async move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>> {
@@ -272,15 +314,18 @@ export class R2Storage implements StorageAdapter {
    * after such keys, `d` may still be unseen though its name sorts first, and
    * resuming after a later name would skip it for good. Only a prefix of the
    * last key seen that is followed there by a byte below `/` can be such a
-   * folder (any other unseen name sorts after the last key), so those few are
-   * looked up.
+   * folder (any other unseen name sorts after the last key), so those are
+   * looked up: at most {@link LATER_FOLDER_CHECKS} of them, shortest (first
+   * by name) first. A name like `x-------…` has hundreds; `unchecked` is then
+   * the first one left, and the page must end before it.
    */
-  private async foldersListedLater(dirKey: string, lastKey: string): Promise<string[]> {
+  private async foldersListedLater(dirKey: string, lastKey: string, wanted: (name: string) => boolean): Promise<LaterFolders> {
     const rest = lastKey.slice(dirKey.length).replace(/\/$/, "");
     const candidates: string[] = [];
-    for (let i = 1; i < rest.length; i++) if (rest.charCodeAt(i) < 0x2f) candidates.push(rest.slice(0, i));
-    const found = await Promise.all(candidates.map(async (name) => ((await this.isDir(`${dirKey}${name}/`)) ? name : null)));
-    return found.filter((name) => name !== null);
+    for (let i = 1; i < rest.length; i++) if (rest.charCodeAt(i) < 0x2f && wanted(rest.slice(0, i))) candidates.push(rest.slice(0, i));
+    const checked = candidates.slice(0, LATER_FOLDER_CHECKS);
+    const found = await Promise.all(checked.map(async (name) => ((await this.isDir(`${dirKey}${name}/`)) ? name : null)));
+    return { folders: found.filter((name) => name !== null), unchecked: candidates[LATER_FOLDER_CHECKS], lastChecked: checked.at(-1) };
   }
 
   private async isDir(dirKey: string): Promise<boolean> {
@@ -293,13 +338,40 @@ export class R2Storage implements StorageAdapter {
    * the bucket: the cap's own root levels included, as the disk finds them on
    * its way down. (Checking only the path below the root let R2 write `x/f`
    * for a child cap whose root `x` had since become a file; disk refused.)
+   *
+   * At most {@link ANCESTOR_CALLS_MAX} R2 calls, however deep the key: a key
+   * of 1,024 bytes can have 512 ancestors, and a head for each would pass
+   * Cloudflare's per-request subrequest limit (50 on the Free plan).
+   * Shallow keys head every ancestor at once. Deeper ones rest on what the
+   * adapter keeps true (a file never sits where a folder holds keys): the
+   * folders holding keys form an unbroken run from the top (a key under
+   * `a/b/` is under `a/` too), so a binary search with one-key lists finds
+   * the deepest, and only the ancestor just below it can be a file.
    */
   private async anyAncestorIsFile(key: string): Promise<boolean> {
     const ancestors: string[] = [];
     for (let i = key.indexOf("/"); i >= 0; i = key.indexOf("/", i + 1)) ancestors.push(key.slice(0, i));
-    const heads = await Promise.all(ancestors.map((ancestor) => this.bucket.head(ancestor)));
-    return heads.some((head) => head !== null);
+    if (ancestors.length <= DIRECT_ANCESTOR_HEADS) {
+      const heads = await Promise.all(ancestors.map((ancestor) => this.bucket.head(ancestor)));
+      return heads.some((head) => head !== null);
+    }
+    // Invariant: ancestors[0 .. holding) hold keys; ancestors[below ..] do not.
+    let holding = 0;
+    let below = ancestors.length;
+    while (holding < below) {
+      const mid = (holding + below) >> 1;
+      if (await this.isDir(`${ancestors[mid]}/`)) holding = mid + 1;
+      else below = mid;
+    }
+    return holding < ancestors.length && (await this.bucket.head(ancestors[holding]!)) !== null;
   }
+}
+
+interface LaterFolders {
+  folders: string[];
+  /** The first candidate not looked up, if any: names from it on are not known to be complete. */
+  unchecked: string | undefined;
+  lastChecked: string | undefined;
 }
 
 /** Keeps only names a cap could address (keys written around the vault may not be), each once. */

@@ -124,7 +124,7 @@ objectRoutes.post("/:token/subdir", withJson(["path", "rights", "ttlSeconds", "l
 
 objectRoutes.get("/:token/audit", withQuery(["limit"], async (cap, q) => json(await cap.auditTrail(q.limit))));
 
-objectRoutes.get("/:token/children", withCap(async (cap) => json(await cap.listChildren())));
+objectRoutes.get("/:token/children", withQuery(["cursor", "limit"], async (cap, q) => json(await cap.listChildren(q.cursor, q.limit))));
 
 objectRoutes.delete("/:token/children/:id", withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))));
 

@@ -259,7 +259,7 @@ export class VaultModel {
       const child = this.caps[role]!;
       return { id: idOf(role), label: child.label, path: child.path, rights: child.rights, createdAt: "<time>", expiresAt: child.expires ? "<time>" : null };
     });
-    return { observation: json(200, { children }) };
+    return { observation: json(200, { children, cursor: null }) };
   }
 
   private revokeChild(pick: CapPick, childPick: CapPick): ModelAnswer {

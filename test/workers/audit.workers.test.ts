@@ -1,4 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { KEEP_DONE, KEEP_REFUSED } from "../../durable-objects/audit-log.ts";
+import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 interface Entry {
@@ -7,6 +10,7 @@ interface Entry {
   path: string | null;
   outcome: string;
   child: string | null;
+  count: number;
 }
 
 const trail = async (token: string, extra = "") =>
@@ -55,4 +59,52 @@ describe("audit", () => {
     await sub.read("/etc/shadow");
     expect((await trail(sub.token)).map((e) => `${e.op} ${e.outcome}`)).toEqual(["read absolute_path", "write forbidden"]);
   });
+
+  it("refusals never push what was done out of the trail: they are kept apart", async () => {
+    const fs = cap((await mintRoot("audit/flood/")).token);
+    await fs.write("secret.md", "x");
+    await fs.remove("secret.md");
+    // A holder covering its tracks: a thousand and more cheap refusals, all
+    // different, sent straight to the cap's object so the test stays quick.
+    const stub = await capObject(fs.token);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 1200) await stub.readFile(`../flood/${next++}`, { range: null, ifNoneMatch: null });
+      }),
+    );
+    const entries = await trail(fs.token);
+    expect(entries.filter((e) => e.outcome === "ok").map((e) => `${e.op} ${e.path}`)).toEqual(["delete secret.md", "write secret.md"]);
+    expect(entries.filter((e) => e.outcome !== "ok").length).toBe(KEEP_REFUSED);
+    expect(entries[0]!.path).toBe("../flood/1199");
+    // Every kept line fits in one answer.
+    expect((await call("GET", `/object/${fs.token}/audit?limit=${KEEP_DONE + KEEP_REFUSED}`)).status).toBe(200);
+    expect(await errorCode(await call("GET", `/object/${fs.token}/audit?limit=${KEEP_DONE + KEEP_REFUSED + 1}`))).toBe("bad_request");
+  }, 120_000);
+
+  it("aggregates an identical refusal into one line with a count, moved up to its latest time", async () => {
+    const fs = cap((await mintRoot("audit/repeat/")).token);
+    for (let i = 0; i < 30; i++) await fs.read("../../etc/passwd");
+    await fs.write("a.md", "x");
+    await fs.read("../../etc/passwd");
+    await fs.read("/etc/shadow");
+    const entries = await trail(fs.token);
+    expect(entries.map((e) => `${e.op} ${e.path} ${e.outcome} ${e.count}`)).toEqual([
+      "read /etc/shadow absolute_path 1",
+      "read ../../etc/passwd path_escapes 31",
+      "write a.md ok 1",
+    ]);
+  }, 60_000);
+
+  it("keeps the lines written before refusals were kept apart", async () => {
+    const fs = cap((await mintRoot("audit/old-table/")).token);
+    await runInDurableObject(await capObject(fs.token), (_i, state) => {
+      state.storage.sql.exec(`CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT)`);
+      state.storage.sql.exec("INSERT INTO audit (at, op, path, outcome, child) VALUES (?, 'write', 'old.md', 'ok', NULL)", Date.now());
+    });
+    expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual(["write old.md 1"]);
+    await fs.write("new.md", "x");
+    expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual(["write new.md 1", "write old.md 1"]);
+  }, 60_000);
 });

@@ -1,6 +1,7 @@
 import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { base32, digestToken, mintToken } from "../../shared/token.ts";
+import { capObject, setExpiry } from "./slow-upload.ts";
 import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 type Cap = Awaited<ReturnType<typeof child>>;
@@ -14,6 +15,43 @@ function forgedToken(): string {
 function flipLast(token: string): string {
   return token.slice(0, -1) + (token.endsWith("a") ? "b" : "a");
 }
+
+/** Every route of a cap, `childId` naming a child for DELETE /children/<id>. */
+const routes = (c: ReturnType<typeof cap>, childId = "abc") => {
+  const base = `/object/${c.token}`;
+  return [
+    () => c.info(),
+    () => c.read("f"),
+    () => c.write("f", "x"),
+    () => c.remove("f"),
+    () => c.list(),
+    () => c.stat(""),
+    () => c.subdir({ path: "" }),
+    () => c.revoke(),
+    () => c.children(),
+    () => call("GET", `${base}/children?limit=1`),
+    () => c.revokeChild(childId),
+    () => c.move({ from: "f", to: "g" }),
+    // Requests the worker finds malformed on its own must not tell a dead cap from a live one.
+    () => call("POST", `${base}/subdir`, { body: "{not json" }),
+    () => call("POST", `${base}/move`, { json: { from: 1 } }),
+    () => call("GET", `${base}/file?path=%FF`),
+    () => call("GET", `${base}/file?path=a&path=b`),
+    () => call("GET", `${base}/audit`),
+    () => call("POST", `${base}/memory`, { json: { command: "view", path: "/memories" } }),
+    () => call("POST", `${base}/mcp`, { json: { jsonrpc: "2.0", id: 1, method: "tools/list" }, headers: { accept: "application/json, text/event-stream" } }),
+  ];
+};
+
+/** Status, headers (but the date) and body of every route, for byte-for-byte comparison. */
+const capture = async (c: ReturnType<typeof cap>, childId?: string) =>
+  Promise.all(
+    routes(c, childId).map(async (r) => {
+      const res = await r();
+      const headers = [...res.headers].filter(([n]) => n !== "date").sort().join("\n");
+      return `${res.status}\n${headers}\n${await res.text()}`;
+    }),
+  );
 
 async function alive(c: { info(): Promise<Response> }): Promise<boolean> {
   const res = await c.info();
@@ -115,35 +153,6 @@ describe("revocation", () => {
     const tampered = cap(flipLast(root.token));
     const oldShape = cap("a".repeat(32));
     const malformed = cap("not-a-token");
-    const base = (c: ReturnType<typeof cap>) => `/object/${c.token}`;
-    const routes = (c: ReturnType<typeof cap>) => [
-      () => c.info(),
-      () => c.read("f"),
-      () => c.list(),
-      () => c.stat(""),
-      () => c.subdir({ path: "" }),
-      () => c.revoke(),
-      () => c.write("f", "x"),
-      () => c.children(),
-      () => c.revokeChild("abc"),
-      () => c.move({ from: "a", to: "b" }),
-      // Requests the worker finds malformed on its own must not tell a dead cap from a live one.
-      () => call("POST", `${base(c)}/subdir`, { body: "{not json" }),
-      () => call("POST", `${base(c)}/move`, { json: { from: 1 } }),
-      () => call("GET", `${base(c)}/file?path=%FF`),
-      () => call("GET", `${base(c)}/file?path=a&path=b`),
-      () => call("GET", `${base(c)}/audit`),
-      () => call("POST", `${base(c)}/memory`, { json: { command: "view", path: "/memories" } }),
-      () => call("POST", `${base(c)}/mcp`, { json: { jsonrpc: "2.0", id: 1, method: "tools/list" }, headers: { accept: "application/json, text/event-stream" } }),
-    ];
-    const capture = async (c: ReturnType<typeof cap>) =>
-      Promise.all(
-        routes(c).map(async (r) => {
-          const res = await r();
-          const headers = [...res.headers].filter(([n]) => n !== "date").sort().join("\n");
-          return `${res.status}\n${headers}\n${await res.text()}`;
-        }),
-      );
     const expected = await capture(unknown);
     expect(expected[0]).toContain('"no_such_cap"');
     expect(await capture(revoked)).toEqual(expected);
@@ -168,6 +177,25 @@ describe("revocation", () => {
     expect((await listDurableObjectIds(env.CAPS)).map(String).sort()).toEqual(before);
     expect((await root.info()).status).toBe(200);
   });
+
+  it("a cap past expiresAt is dead on every route though its alarm never ran, and nothing changes", async () => {
+    const root = cap((await mintRoot("revoke/late-alarm/")).token);
+    await root.write("kid/f", "kept");
+    const kid = await child(root, { path: "kid", ttlSeconds: 3600 });
+    const grandkid = await child(kid, { path: "" });
+    // The clock passed expiresAt and the alarms are late (or were lost):
+    // only the time check in the cap's liveness stands between them and use.
+    for (const c of [kid, grandkid]) await setExpiry(c.token, Date.now() - 1);
+    const expected = await capture(cap("a".repeat(32)), grandkid.minted.id);
+    expect(expected[0]).toContain('"no_such_cap"');
+    expect(await capture(kid, grandkid.minted.id)).toEqual(expected);
+    expect(await capture(grandkid, grandkid.minted.id)).toEqual(expected);
+    expect(await (await root.read("kid/f")).text()).toBe("kept");
+    expect(await errorCode(await root.read("kid/g"))).toBe("not_found");
+    // No alarm ran: the refusals came from the clock, not from cleared state.
+    const keys = await runInDurableObject(await capObject(kid.token), async (_i, state) => [...(await state.storage.list()).keys()]);
+    expect(keys).toContain("cap");
+  }, 60_000);
 
   it("expires caps and their descendants, and the alarm clears their state", async () => {
     const root = cap((await mintRoot("revoke/expiry/", { ttlSeconds: 2 })).token);

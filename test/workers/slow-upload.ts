@@ -1,0 +1,62 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { vi } from "vitest";
+import { digestToken } from "../../shared/token.ts";
+import { call } from "./vault.ts";
+
+export const UPLOAD_BYTES = 64 * 1024;
+
+/** The Durable Object behind a token. */
+export async function capObject(token: string) {
+  const { key } = await digestToken(token);
+  return env.CAPS.get(env.CAPS.idFromName(key));
+}
+
+/**
+ * A PUT whose body the test feeds by hand: the first half at once, the rest
+ * only when `finish()` is called. Until then the upload is in flight.
+ */
+export function slowPut(token: string, path: string) {
+  const { readable, writable } = new FixedLengthStream(UPLOAD_BYTES);
+  const writer = writable.getWriter();
+  const bytes = new Uint8Array(UPLOAD_BYTES).fill(0x78);
+  void writer.write(bytes.slice(0, UPLOAD_BYTES / 2)).catch(() => undefined);
+  const response = call("PUT", `/object/${token}/file?path=${encodeURIComponent(path)}`, { body: readable });
+  return {
+    response,
+    /** Sends the rest of the body; a body already cut just refuses it. */
+    async finish(): Promise<void> {
+      await writer.write(bytes.slice(UPLOAD_BYTES / 2)).catch(() => undefined);
+      await writer.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Waits until the cap's object runs `count` uploads: authorised, and in the
+ * set that revocation and expiry must stop. Synchronisation, not timing.
+ */
+export async function uploadsRunning(token: string, count = 1): Promise<void> {
+  const stub = await capObject(token);
+  await vi.waitFor(
+    async () => {
+      const running = await runInDurableObject(stub, (instance) => (instance as unknown as { running: Set<unknown> }).running.size);
+      if (running < count) throw new Error(`${running} of ${count} uploads running`);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
+}
+
+/**
+ * Rewrites a live cap's expiry in place, with no alarm (so only the clock
+ * can act) or with one due then (`alarm: true`, for runDurableObjectAlarm).
+ */
+export async function setExpiry(token: string, expiresAt: number, options: { alarm?: boolean } = {}): Promise<void> {
+  await runInDurableObject(await capObject(token), async (_instance, state) => {
+    const record = await state.storage.get<{ expiresAt: number | null }>("cap");
+    if (!record) throw new Error("no record");
+    await state.storage.put("cap", { ...record, expiresAt });
+    // Due later than now, so it runs only when the test runs it.
+    if (options.alarm) await state.storage.setAlarm(Date.now() + 60_000);
+    else await state.storage.deleteAlarm();
+  });
+}
