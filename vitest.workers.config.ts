@@ -38,6 +38,9 @@ export default defineConfig({
     // The request log is tested in the launcher tests; here it is noise.
     onConsoleLog: (log) => !/^(GET|HEAD|PUT|POST|DELETE|PATCH) \//.test(log),
     include: ["**/*.workers.test.ts"],
+    // These are integration tests (trees of caps, every route, both backends), not
+    // unit tests: on two busy cores some take seconds. Races are synchronised, never slept through.
+    testTimeout: 30_000,
     exclude: ["node_modules/**"],
   },
 });

@@ -71,6 +71,8 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
         CAPVAULT_STATE: state,
         CAPVAULT_DISK_ROOT: diskRoot,
         CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        // The workers project's config sets one for its own pool; the launcher reads its token from the state folder.
+        CAPVAULT_ADMIN_TOKEN: "",
         ...options.env,
       },
     });

@@ -161,7 +161,7 @@ describe("revocation", () => {
     expect(await capture(forged)).toEqual(expected);
     expect(await capture(tampered)).toEqual(expected);
     expect(await capture(oldShape)).toEqual(expected);
-  });
+  }, 30_000);
 
   it("a forged token never addresses a Durable Object", async () => {
     const root = cap((await mintRoot("revoke/forged/")).token);
@@ -176,7 +176,7 @@ describe("revocation", () => {
     }
     expect((await listDurableObjectIds(env.CAPS)).map(String).sort()).toEqual(before);
     expect((await root.info()).status).toBe(200);
-  });
+  }, 30_000);
 
   it("a cap past expiresAt is dead on every route though its alarm never ran, and nothing changes", async () => {
     const root = cap((await mintRoot("revoke/late-alarm/")).token);
@@ -198,12 +198,16 @@ describe("revocation", () => {
   }, 60_000);
 
   it("expires caps and their descendants, and the alarm clears their state", async () => {
-    const root = cap((await mintRoot("revoke/expiry/", { ttlSeconds: 2 })).token);
+    const shortLived = await mintRoot("revoke/expiry-listed/", { ttlSeconds: 1 });
+    const root = cap((await mintRoot("revoke/expiry/", { ttlSeconds: 600 })).token);
     const kid = await child(root, { path: "k" });
     const grandkid = await child(kid, { path: "", ttlSeconds: 3600 });
     expect(Date.parse(grandkid.minted.expiresAt!)).toBeLessThanOrEqual(Date.parse(kid.minted.expiresAt!));
     expect(await alive(grandkid)).toBe(true);
-    await new Promise((r) => setTimeout(r, 2100));
+    // Their expiry arrives: each was minted no later than the root's, so all
+    // reach it together (set in place, with the alarm due, rather than slept
+    // through: a loaded machine must not turn minting into a race with it).
+    for (const c of [root, kid, grandkid]) await setExpiry(c.token, Date.now() - 1, { alarm: true });
     for (const c of [root, kid, grandkid]) expect(await alive(c)).toBe(false);
 
     const { key } = await digestToken(kid.token);
@@ -211,11 +215,12 @@ describe("revocation", () => {
     await runDurableObjectAlarm(stub);
     const keys = await runInDurableObject(stub, async (_instance, state) => [...(await state.storage.list()).keys()]);
     expect(keys).toEqual([]);
-    // The expired root is also gone from the admin listing.
+    // An expired root is also gone from the admin listing. The registry goes
+    // by its own record of the expiry, so this one really waits for it.
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(shortLived.expiresAt!) - Date.now() + 50)));
     const list = await call("GET", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` } });
-    const { roots } = (await list.json()) as { roots: { label: string | null; id: string }[] };
-    const rootId = (await digestToken(root.token)).id;
-    expect(roots.some((r) => r.id === rootId)).toBe(false);
+    const { roots } = (await list.json()) as { roots: { id: string }[] };
+    expect(roots.some((r) => r.id === shortLived.id)).toBe(false);
   });
 
   it("an unfinished cascade left in a tombstone is finished by the alarm", async () => {
@@ -247,7 +252,8 @@ describe("revocation", () => {
     const minting = Array.from({ length: 5 }, () => parent.subdir({ path: "" }));
     const revoking = parent.revoke();
     const results = await Promise.all(minting);
-    expect((await revoking).status).toBe(204);
+    // 202 when a racing mint added a child the cascade then left to the alarm (that mint undoes it itself).
+    expect([202, 204]).toContain((await revoking).status);
     for (const res of results) {
       if (res.status !== 201) {
         expect(await errorCode(res)).toBe("no_such_cap");
