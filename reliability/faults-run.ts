@@ -1,0 +1,65 @@
+import { bigWriteFault } from "./faults-big-write.ts";
+import { cascadeFault } from "./faults-cascade.ts";
+import { smallWritesFault } from "./faults-small-writes.ts";
+import { Findings } from "./findings.ts";
+import type { Scale } from "./scale.ts";
+import type { Row } from "./table.ts";
+import { hostNames } from "./vault-files.ts";
+import { BACKENDS, type Fixture } from "./vault-fixture.ts";
+import { vaultHealth } from "./vault-health.ts";
+
+/**
+ * SIGKILL of the launcher's whole process group in the middle of work, then
+ * a restart on the same state. Round 1 kills concurrent small overwrites on
+ * both backends together with a revocation cascade; further rounds kill more
+ * small writes; then one big write per backend, killed half-sent. After each
+ * restart: the checks of each fault, no temp left on the host, a healthy vault.
+ */
+export async function runFaults(fixture: Fixture, scale: Scale, seed: number): Promise<Row[]> {
+  const replay = `RELIABILITY_SEED=${seed} RELIABILITY_ONLY=faults RELIABILITY_SCALE=${scale.name} npm run reliability`;
+  const small = new Findings("faults: small writes + cascade", replay);
+  const big = new Findings("faults: big writes", replay);
+  let smallKills = 0;
+  let bigKills = 0;
+  let capsChecked = 0;
+  const killAndRestart = async (findings: Findings) => {
+    await fixture.vault.kill();
+    await fixture.vault.restart();
+    const temps = (await hostNames(fixture.vault.diskRoot)).filter((n) => n.split("/").some((s) => s.startsWith(".capvault-tmp")));
+    if (temps.length > 0) findings.add("other", `temp files left on the host after the restart: ${temps.slice(0, 3).join(", ")}`);
+    for (const backend of BACKENDS) for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after the restart (${backend}): ${p}`);
+  };
+
+  for (let round = 0; round < scale.smallWriteKills; round++) {
+    const writes = smallWritesFault(fixture, round);
+    const cascade = round === 0 ? cascadeFault(fixture, scale.cascadeCaps) : null;
+    await writes.prepare();
+    await cascade?.prepare();
+    writes.start();
+    cascade?.start();
+    // Seeded, so a replay kills at the same moment (give or take the scheduler).
+    await new Promise((r) => setTimeout(r, 5 + ((seed >>> 0) + round * 7919) % 50));
+    await killAndRestart(small);
+    smallKills++;
+    await writes.verify(small);
+    if (cascade) {
+      await cascade.verify(small);
+      capsChecked += scale.cascadeCaps;
+    }
+  }
+  const rows: Row[] = [{ check: "faults: small writes + cascade", backend: "r2+disk", faults: smallKills, cases: capsChecked, findings: small }];
+
+  if (scale.bigWriteBytes > 0) {
+    for (const backend of BACKENDS) {
+      const fault = bigWriteFault(fixture, backend, scale.bigWriteBytes);
+      await fault.prepare();
+      fault.start();
+      await fault.halfSent();
+      await killAndRestart(big);
+      bigKills++;
+      await fault.verify(big);
+    }
+    rows.push({ check: `faults: ${scale.bigWriteBytes >> 20} MiB writes`, backend: "r2+disk", faults: bigKills, findings: big });
+  }
+  return rows;
+}

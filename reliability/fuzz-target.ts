@@ -1,0 +1,74 @@
+import type { FuzzCase, TokenPick } from "./fuzz-case.ts";
+import { call, type Observed } from "./http-call.ts";
+import { rawCall } from "./raw-http.ts";
+import { subdir, type Fixture, type Backend } from "./vault-fixture.ts";
+
+/** The caps one backend's fuzz run sends its cases to, by role. */
+export interface FuzzTarget {
+  backend: Backend;
+  base: string;
+  port: number;
+  tokens: Record<"root" | "child" | "readOnlyChild" | "revoked", string>;
+  rootUrl: string;
+}
+
+export async function fuzzTarget(fixture: Fixture, backend: Backend): Promise<FuzzTarget> {
+  const root = fixture.roots[backend];
+  const child = await subdir(root.url, { path: "dir" });
+  const readOnly = await subdir(root.url, { path: "", rights: ["read", "list"] });
+  const revoked = await subdir(root.url, { path: "dir", label: "to revoke" });
+  await call(revoked.url, { method: "DELETE" });
+  const base = fixture.vault.url;
+  return {
+    backend,
+    base,
+    port: Number(new URL(base).port),
+    rootUrl: root.url,
+    tokens: { root: root.token, child: child.token, readOnlyChild: readOnly.token, revoked: revoked.token },
+  };
+}
+
+function resolveToken(target: FuzzTarget, pick: TokenPick): string {
+  if (typeof pick === "string") return pick === "unknown" ? "b".repeat(32) : target.tokens[pick];
+  if ("literal" in pick) return pick.literal;
+  const t = target.tokens.root;
+  switch (pick.mangle) {
+    case "upper":
+      return t.toUpperCase();
+    case "suffix":
+      return `${t}a`;
+    case "prefix":
+      return `a${t}`;
+    case "truncate":
+      return t.slice(0, -1);
+    case "percent":
+      return [...t].map((c) => `%${c.charCodeAt(0).toString(16)}`).join("");
+    case "dotdot":
+      return `${target.tokens.child}/..`;
+    case "slash":
+      return `${t}/`;
+  }
+}
+
+/**
+ * Sends one case. Revoking a cap by its own URL is redirected to a throwaway
+ * child minted for the purpose, so the fuzz never revokes the caps it runs on.
+ */
+export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number): Promise<Observed> {
+  let token = resolveToken(target, c.token);
+  if (c.method === "DELETE" && c.route === "" && (token === target.tokens.root || token === target.tokens.child || token === target.tokens.readOnlyChild)) {
+    token = (await subdir(target.rootUrl, { path: "dir" })).token;
+  }
+  const url = c.target === "object" ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}` : `${target.base}${c.route}`;
+  if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), timeoutMs);
+  const init: RequestInit = { method: c.method, headers: c.headers };
+  if (c.body !== undefined && c.method !== "GET" && c.method !== "HEAD") init.body = c.body;
+  return call(url, init, timeoutMs);
+}
+
+function rawRequest(url: string, c: FuzzCase): Uint8Array {
+  const parsed = new URL(url);
+  const body = typeof c.body === "string" ? new TextEncoder().encode(c.body) : (c.body ?? new Uint8Array());
+  const head = `${c.method} ${parsed.pathname}${parsed.search} HTTP/1.1\r\nHost: ${parsed.host}\r\nContent-Length: ${c.declaredLength}\r\nConnection: close\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, "latin1"), body]);
+}
