@@ -37,9 +37,9 @@ export async function runFuzz(fixture: Fixture, backend: Backend, options: FuzzO
   const worker = async () => {
     while (next < indices.length) {
       const index = indices[next++]!;
-      await runCase(target, cases[index]!, fixture.secrets, (kind, detail) =>
-        findings.add(kind, `#${index} ${cases[index]!.kind}: ${detail}`, `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`),
-      );
+      const report = (kind: FindingKind, detail: string) =>
+        findings.add(kind, `#${index} ${cases[index]!.kind}: ${detail}`, `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`);
+      await runCase(target, cases[index]!, fixture.secrets, report).catch((error: unknown) => report("other", `the case threw: ${String(error)}`));
       tried++;
       if (tried % HEALTH_EVERY === 0) for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after ${tried} cases: ${p}`);
     }

@@ -28,10 +28,10 @@ export async function fuzzTarget(fixture: Fixture, backend: Backend): Promise<Fu
   };
 }
 
-function resolveToken(target: FuzzTarget, pick: TokenPick): string {
-  if (typeof pick === "string") return pick === "unknown" ? "b".repeat(32) : target.tokens[pick];
+function resolveToken(target: FuzzTarget, pick: TokenPick, root = target.tokens.root): string {
+  if (typeof pick === "string") return pick === "unknown" ? "b".repeat(32) : pick === "root" ? root : target.tokens[pick];
   if ("literal" in pick) return pick.literal;
-  const t = target.tokens.root;
+  const t = root;
   switch (pick.mangle) {
     case "upper":
       return t.toUpperCase();
@@ -50,14 +50,20 @@ function resolveToken(target: FuzzTarget, pick: TokenPick): string {
   }
 }
 
+/** Picks that may name a live cap of the run (a mangled token may still be accepted as its original). */
+const mayBeLive = (pick: TokenPick) => typeof pick === "string" ? pick !== "revoked" && pick !== "unknown" : "mangle" in pick;
+
 /**
- * Sends one case. Revoking a cap by its own URL is redirected to a throwaway
- * child minted for the purpose, so the fuzz never revokes the caps it runs on.
+ * Sends one case. Revoking a cap by its own URL (in any spelling) is
+ * redirected to a throwaway child minted for the purpose, spelled the same
+ * way, so the fuzz never revokes the caps it runs on.
  */
 export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number): Promise<Observed> {
   let token = resolveToken(target, c.token);
-  if (c.method === "DELETE" && c.route === "" && (token === target.tokens.root || token === target.tokens.child || token === target.tokens.readOnlyChild)) {
-    token = (await subdir(target.rootUrl, { path: "dir" })).token;
+  if (c.method === "DELETE" && c.route === "" && mayBeLive(c.token)) {
+    const throwaway = await subdir(target.rootUrl, { path: "dir" }).catch(() => null);
+    if (throwaway === null) return { status: 0, headers: [], body: new Uint8Array(), error: "could not mint the throwaway cap to revoke" };
+    token = resolveToken(target, c.token === "child" || c.token === "readOnlyChild" ? "root" : c.token, throwaway.token);
   }
   const url = c.target === "object" ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}` : `${target.base}${c.route}`;
   if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), timeoutMs);
