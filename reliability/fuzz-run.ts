@@ -34,12 +34,17 @@ export async function runFuzz(fixture: Fixture, backend: Backend, options: FuzzO
   const indices = options.only === undefined ? cases.map((_, i) => i) : [options.only];
   let next = 0;
   let tried = 0;
+  const inFlight = new Set<number>();
   const worker = async () => {
     while (next < indices.length) {
       const index = indices[next++]!;
+      // A drop names the cases in flight beside it: the likely culprit is one of them.
+      const beside = () => [...inFlight].filter((i) => i !== index).map((i) => `#${i} ${cases[i]!.kind}`).join(", ");
       const report = (kind: FindingKind, detail: string) =>
-        findings.add(kind, `#${index} ${cases[index]!.kind}: ${detail}`, `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`);
+        findings.add(kind, `#${index} ${cases[index]!.kind}: ${detail}${kind === "drop" ? ` (in flight: ${beside()})` : ""}`, `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`);
+      inFlight.add(index);
       await runCase(target, cases[index]!, fixture.secrets, report).catch((error: unknown) => report("other", `the case threw: ${String(error)}`));
+      inFlight.delete(index);
       tried++;
       if (tried % HEALTH_EVERY === 0) for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after ${tried} cases: ${p}`);
     }

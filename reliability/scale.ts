@@ -16,7 +16,7 @@ export interface Scale {
   loadClients: number;
   loadSeconds: number;
   counterClients: number;
-  /** Increments each counter client tries to land. */
+  /** Increments each counter client must land (all clients contend on one file: each round lands one). */
   counterIncrements: number;
   raceClients: number;
 }
@@ -32,8 +32,8 @@ export const SCALES: Record<Scale["name"], Scale> = {
     cascadeCaps: 40,
     loadClients: 16,
     loadSeconds: 5,
-    counterClients: 8,
-    counterIncrements: 4,
+    counterClients: 6,
+    counterIncrements: 2,
     raceClients: 16,
   },
   full: {
@@ -45,7 +45,7 @@ export const SCALES: Record<Scale["name"], Scale> = {
     loadClients: 64,
     loadSeconds: 60,
     counterClients: 16,
-    counterIncrements: 25,
+    counterIncrements: 3,
     raceClients: 16,
   },
 };

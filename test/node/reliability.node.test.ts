@@ -9,12 +9,12 @@
  * (the full size: RELIABILITY_SEED=<seed> npm run reliability).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCALES, type Scale } from "../../reliability/scale.ts";
+import { SCALES } from "../../reliability/scale.ts";
 import { runSuite } from "../../reliability/suite.ts";
 import { tableText, type Row } from "../../reliability/table.ts";
 
 const SEED = process.env.RELIABILITY_SEED ? Number(process.env.RELIABILITY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
-const SCALE: Scale = { ...SCALES.small, cascadeCaps: 30, counterClients: 8, counterIncrements: 3 };
+const SCALE: Scale = SCALES.small;
 
 let rows: Row[] = [];
 
