@@ -14,7 +14,7 @@ import { runSuite } from "../../reliability/suite.ts";
 import { tableText, type Row } from "../../reliability/table.ts";
 
 const SEED = process.env.RELIABILITY_SEED ? Number(process.env.RELIABILITY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
-const SCALE: Scale = SCALES.small;
+const SCALE = SCALES.small;
 
 let rows: Row[] = [];
 
