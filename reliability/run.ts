@@ -41,7 +41,9 @@ if (failures.length > 0) {
 }
 const drops = findings.filter((f) => f.kind === "drop");
 if (drops.length > 0) {
-  // Connections the vault closed without answering; the request was sent again. Shown so they can be chased.
+  // Connections the vault closed without answering; the request was sent again. Cause seen: a refusal that left
+  // the request body unread is answered without `Connection: close`, then the connection is closed ~15-35 ms
+  // later, killing the client's next request on that pooled connection.
   console.log(`\n${drops.length} dropped connections (first 10):`);
   for (const f of drops.slice(0, 10)) console.log(`- ${f.check}: ${f.detail}\n    replay: ${f.replay}`);
 }
