@@ -1,5 +1,6 @@
 import { runFaults } from "./faults-run.ts";
 import { runFuzz } from "./fuzz-run.ts";
+import { runKeepAlive } from "./http-keepalive.ts";
 import { runCounter } from "./load-counter.ts";
 import { runMixedLoad } from "./load-mixed.ts";
 import { runRevocationRace } from "./load-revocation-race.ts";
@@ -44,6 +45,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ rows: Row[]; fi
       await Promise.all(
         backends.map((backend) => step(`fuzz ${backend}`, async () => (await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row)),
       );
+      for (const backend of backends) await step(`keep-alive ${backend}`, () => runKeepAlive(fixture, backend));
     }
     if (parts.has("load")) {
       await step("mixed load", () => runMixedLoad(fixture, scale.loadClients, scale.loadSeconds, seed));
