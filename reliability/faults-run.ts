@@ -22,6 +22,7 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
   let smallKills = 0;
   let bigKills = 0;
   let capsChecked = 0;
+  const notes: string[] = [];
   const killAndRestart = async (findings: Findings) => {
     await fixture.vault.kill();
     await fixture.vault.restart();
@@ -41,13 +42,16 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
     await new Promise((r) => setTimeout(r, 5 + ((seed >>> 0) + round * 7919) % 50));
     await killAndRestart(small);
     smallKills++;
-    await writes.verify(small);
+    const files = await writes.verify(small);
+    notes.push(`kill ${round + 1}: small files left old ${files.old}, new ${files.new}`);
     if (cascade) {
-      await cascade.verify(small);
+      const caps = await cascade.verify(small);
+      notes.push(`kill ${round + 1}: cascade of ${scale.cascadeCaps} caps left ${caps.alive} alive, ${caps.revoked} revoked`);
       capsChecked += scale.cascadeCaps;
     }
   }
-  const rows: Row[] = [{ check: "faults: small writes + cascade", backend: "r2+disk", faults: smallKills, cases: capsChecked, findings: small }];
+  const rows: Row[] = [{ check: "faults: small writes + cascade", backend: "r2+disk", faults: smallKills, cases: capsChecked, findings: small, notes }];
+  const bigNotes: string[] = [];
 
   if (scale.bigWriteBytes > 0) {
     for (const backend of BACKENDS) {
@@ -57,9 +61,9 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
       await fault.halfSent();
       await killAndRestart(big);
       bigKills++;
-      await fault.verify(big);
+      bigNotes.push(`${backend}: the big file was ${await fault.verify(big)} after the kill`);
     }
-    rows.push({ check: `faults: ${scale.bigWriteBytes >> 20} MiB writes`, backend: "r2+disk", faults: bigKills, findings: big });
+    rows.push({ check: `faults: ${scale.bigWriteBytes >> 20} MiB writes`, backend: "r2+disk", faults: bigKills, findings: big, notes: bigNotes });
   }
   return rows;
 }

@@ -32,6 +32,7 @@ const allRows: Row[] = [...rows];
 
 console.log();
 console.log(tableText(allRows));
+for (const row of allRows) for (const note of row.notes ?? []) console.log(`  ${row.check}: ${note}`);
 console.log(`\n${((Date.now() - started) / 1000).toFixed(0)} s, seed ${seed}`);
 const findings = allRows.flatMap((r) => r.findings.all);
 const failures = findings.filter((f) => f.kind !== "drop");

@@ -10,6 +10,8 @@ export interface Row {
   /** Requests in flight at once that the check actually held (peak). */
   concurrency?: number;
   findings: Findings;
+  /** What the check saw, printed under the table (e.g. how many files a kill left old or new). */
+  notes?: string[];
 }
 
 const COLUMNS = ["check", "backend", "cases", "faults", "requests", "concurrency", "5xx", "lost", "leaks", "other", "drops"] as const;

@@ -24,6 +24,7 @@ beforeAll(async () => {
   console.log(`reliability seed ${SEED} (replay: RELIABILITY_SEED=${SEED})`);
   rows = (await runSuite({ scale: SCALE, seed: SEED, log: (line) => console.log(line) })).rows;
   console.log(tableText(rows));
+  for (const row of rows) for (const note of row.notes ?? []) console.log(`${row.check}: ${note}`);
 }, 300_000);
 afterAll(() => undefined);
 
