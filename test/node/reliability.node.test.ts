@@ -10,7 +10,7 @@
  * Reproduce a failure: RELIABILITY_SEED=<seed> npx vitest run --config vitest.node.config.ts test/node/reliability.node.test.ts
  * (the full size: RELIABILITY_SEED=<seed> npm run reliability).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SCALES } from "../../reliability/scale.ts";
 import { runSuite } from "../../reliability/suite.ts";
 import { tableText, type Row } from "../../reliability/table.ts";
@@ -26,7 +26,6 @@ beforeAll(async () => {
   console.log(tableText(rows));
   for (const row of rows) for (const note of row.notes ?? []) console.log(`${row.check}: ${note}`);
 }, 300_000);
-afterAll(() => undefined);
 
 /** The findings of the rows whose check starts with `prefix`, except dropped connections (shown, not failed). */
 function problems(prefix: string): string[] {
