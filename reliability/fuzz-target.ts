@@ -66,7 +66,8 @@ export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number): 
     token = resolveToken(target, c.token === "child" || c.token === "readOnlyChild" ? "root" : c.token, throwaway.token);
   }
   const url = c.target === "object" ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}` : `${target.base}${c.route}`;
-  if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), timeoutMs);
+  // A body shorter than declared may be waited for until the deadline; 5 s is plenty to see any answer.
+  if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), Math.min(timeoutMs, 5_000));
   const init: RequestInit = { method: c.method, headers: c.headers };
   if (c.body !== undefined && c.method !== "GET" && c.method !== "HEAD") init.body = c.body;
   return call(url, init, timeoutMs);

@@ -4,8 +4,12 @@ import path from "node:path";
 import { startTestVault, type TestVault, type TestVaultOptions } from "../test/node/test-vault.ts";
 import { call as callOnce, json, text, type Observed } from "./http-call.ts";
 
-/** Setup is not under test: a request whose connection closed without an answer is sent once more. */
-async function call(url: string, init?: RequestInit): Promise<Observed> {
+/**
+ * Setup and health checks are not the fuzz: a request whose pooled
+ * connection was closed under it (see http-keepalive.ts) never reached the
+ * vault, so it is sent once more.
+ */
+export async function call(url: string, init?: RequestInit): Promise<Observed> {
   const first = await callOnce(url, init);
   return first.status === 0 && !(init?.body instanceof ReadableStream) ? callOnce(url, init) : first;
 }

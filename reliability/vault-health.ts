@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { call, json, text } from "./http-call.ts";
-import type { Fixture, Backend } from "./vault-fixture.ts";
+import { json, text } from "./http-call.ts";
+import { call, type Backend, type Fixture } from "./vault-fixture.ts";
 
 /**
  * "The vault answers correctly afterwards": a fresh write, read back, listed,
