@@ -53,6 +53,11 @@ export function cascadeFault(fixture: Fixture, size: number) {
     start(): void {
       revoking = call(nodes[0]!.url, { method: "DELETE" });
     },
+    /** Resolves once the top answers no_such_cap (or after 10 s): the cascade below it is then under way. */
+    async topRevoked(): Promise<void> {
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && (await call(nodes[0]!.url)).status === 200) await new Promise((r) => setTimeout(r, 2));
+    },
     async verify(findings: Findings): Promise<{ alive: number; revoked: number }> {
       await revoking;
       const states = await statesOf(nodes);

@@ -38,8 +38,10 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
     await cascade?.prepare();
     writes.start();
     cascade?.start();
-    // Seeded, so a replay kills at the same moment (give or take the scheduler).
-    await new Promise((r) => setTimeout(r, 5 + ((seed >>> 0) + round * 7919) % 50));
+    // Kill in the middle: once the first overwrite was answered (the rest are in flight) and the cascade's top is
+    // dead (its descendants are being reached), plus a seeded jitter so replays kill at about the same moment.
+    await Promise.race([Promise.all([writes.firstAnswered(), cascade?.topRevoked()]), new Promise((r) => setTimeout(r, 15_000))]);
+    await new Promise((r) => setTimeout(r, ((seed >>> 0) + round * 7919) % 10));
     await killAndRestart(small);
     smallKills++;
     const files = await writes.verify(small);

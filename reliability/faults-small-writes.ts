@@ -30,6 +30,8 @@ export function smallWritesFault(fixture: Fixture, round: number) {
         Array.from({ length: FILES_PER_BACKEND }, (_, i) => call(`${fixture.roots[backend].url}/file?path=${encodeURIComponent(file(i))}`, { method: "PUT", body: content("new", i) })),
       );
     },
+    /** Resolves when the first overwrite was answered: the others are then still on their way. */
+    firstAnswered: (): Promise<unknown> => Promise.race(inFlight),
     async verify(findings: Findings): Promise<{ old: number; new: number }> {
       await Promise.all(inFlight);
       const seen = { old: 0, new: 0 };
