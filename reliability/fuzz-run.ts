@@ -59,12 +59,12 @@ async function runCase(target: FuzzTarget, c: FuzzCase, secrets: readonly string
   let observed = await send(target, c, CASE_TIMEOUT_MS);
   // On a raw socket with a lying length, the server may rightly hang up without an answer.
   if (raw && observed.status === 0) return;
-  // A pooled connection closed under the request: counted, and the case is sent again (up to twice) so it is
-  // still judged. Seen: after refusing a request whose body it did not read, the vault answers without
-  // `Connection: close` and then closes the connection, so the client's next request on it dies unanswered.
-  for (let resend = 0; resend < 2 && observed.status === 0 && /closed|ECONNRESET/.test(observed.error ?? ""); resend++) {
+  // A pooled connection closed under the request: counted, and the case is sent again on a connection of its
+  // own, so it is still judged. Seen: after refusing a request whose body it did not read, the vault answers
+  // without `Connection: close` and then closes the connection, so the client's next request on it dies.
+  if (observed.status === 0 && /closed|ECONNRESET/.test(observed.error ?? "")) {
     report("drop", `connection closed without an answer (${observed.error}); sent again`);
-    observed = await send(target, c, CASE_TIMEOUT_MS);
+    observed = await send(target, c, CASE_TIMEOUT_MS, true);
   }
   for (const v of checkResponse(observed, secrets, c.toolRoute, c.method === "HEAD")) report(v.kind, v.detail);
   const sent = typeof c.body === "string" ? c.body.length : (c.body?.length ?? 0);

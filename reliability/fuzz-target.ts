@@ -1,5 +1,5 @@
 import type { FuzzCase, TokenPick } from "./fuzz-case.ts";
-import { call, type Observed } from "./http-call.ts";
+import { call, callFresh, type Observed } from "./http-call.ts";
 import { rawCall } from "./raw-http.ts";
 import { subdir, type Fixture, type Backend } from "./vault-fixture.ts";
 
@@ -58,7 +58,7 @@ const mayBeLive = (pick: TokenPick) => typeof pick === "string" ? pick !== "revo
  * redirected to a throwaway child minted for the purpose, spelled the same
  * way, so the fuzz never revokes the caps it runs on.
  */
-export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number): Promise<Observed> {
+export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number, fresh = false): Promise<Observed> {
   let token = resolveToken(target, c.token);
   if (c.method === "DELETE" && c.route === "" && mayBeLive(c.token)) {
     const throwaway = await subdir(target.rootUrl, { path: "dir" }).catch(() => null);
@@ -68,9 +68,9 @@ export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number): 
   const url = c.target === "object" ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}` : `${target.base}${c.route}`;
   // A body shorter than declared may be waited for until the deadline; 5 s is plenty to see any answer.
   if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), Math.min(timeoutMs, 5_000));
-  const init: RequestInit = { method: c.method, headers: c.headers };
-  if (c.body !== undefined && c.method !== "GET" && c.method !== "HEAD") init.body = c.body;
-  return call(url, init, timeoutMs);
+  const body = c.body !== undefined && c.method !== "GET" && c.method !== "HEAD" ? c.body : undefined;
+  if (fresh) return callFresh(new URL(url).href, { method: c.method, headers: c.headers, ...(body === undefined ? {} : { body }) }, timeoutMs);
+  return call(url, { method: c.method, headers: c.headers, ...(body === undefined ? {} : { body }) }, timeoutMs);
 }
 
 function rawRequest(url: string, c: FuzzCase): Uint8Array {
