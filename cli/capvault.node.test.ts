@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminClient } from "../client/admin-client.ts";
 import type { FsCap } from "../client/fs-cap.ts";
 import { PROJECT_ROOT, startTestVault, type TestVault } from "../test/node/test-vault.ts";
+import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 
 const TSX = path.join(PROJECT_ROOT, "node_modules/.bin/tsx");
@@ -76,7 +77,7 @@ describe("the binary", () => {
     expect(refused.stderr).toBe("capvault: path_escapes: path escapes\n");
     expect(refused.stdout.length).toBe(0);
     expect(unreachable.code).toBe(3);
-    expect(unreachable.stderr).toMatch(/^capvault: unavailable: vault unreachable/);
+    expect(unreachable.stderr).toMatch(/^capvault: warning: a cap URL given as an argument .*\ncapvault: unavailable: vault unreachable/);
     expect(unreachable.stderr).not.toContain("a".repeat(32));
   });
 
@@ -171,10 +172,10 @@ describe("commands against the vault", () => {
     expect(childUrl).toMatch(/\/object\/[a-z2-7]{48}$/);
     expect((await runInProcess(["cat", childUrl, "readme.md"])).out).toBe("hi team");
     const refused = await runInProcess(["put", childUrl, "evil", "-"], { stdin: "x" });
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^capvault: forbidden: .+\n$/) });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^capvault: warning: .+\ncapvault: forbidden: .+\n$/) });
     const escalate = await runInProcess(["share", childUrl, "", "--rights", "read,write"]);
     expect(escalate.code).toBe(1);
-    expect(escalate.stderr).toMatch(/^capvault: forbidden: /);
+    expect(escalate.stderr).toMatch(/\ncapvault: forbidden: /);
 
     const grandchild = (await runInProcess(["share", childUrl, "", "--rights", "read", "--json"])).out;
     const grandUrl = JSON.parse(grandchild).url as string;
@@ -186,7 +187,7 @@ describe("commands against the vault", () => {
 
     const revoked = await runInProcess(["revoke", "--child", helper.id], { env: env() });
     expect(revoked).toMatchObject({ code: 0, out: `revoked child ${helper.id}\n` });
-    expect((await runInProcess(["info", childUrl])).stderr).toBe("capvault: no_such_cap: no such capability\n");
+    expect((await runInProcess(["info", childUrl])).stderr).toBe(`${ARGUMENT_WARNING}capvault: no_such_cap: no such capability\n`);
     expect((await runInProcess(["info", grandUrl])).code).toBe(1);
 
     const temp = (await runInProcess(["share", "team"], { env: env() })).out.trim();
@@ -200,7 +201,7 @@ describe("commands against the vault", () => {
     await root.write("skills/hermes-fs-as-cap/SKILL.md", "skill");
     const sub = (await runInProcess(["share", "skills"], { env: env() })).out.trim();
     expect((await runInProcess(["cat", sub, "hermes-fs-as-cap/SKILL.md"])).out).toBe("skill");
-    expect((await runInProcess(["cat", sub, "../other-skill/SKILL.md"])).stderr).toBe("capvault: path_escapes: path escapes\n");
+    expect((await runInProcess(["cat", sub, "../other-skill/SKILL.md"])).stderr).toBe(`${ARGUMENT_WARNING}capvault: path_escapes: path escapes\n`);
     expect((await runInProcess(["cat", "/etc/passwd"], { env: env() })).stderr).toBe("capvault: absolute_path: absolute paths forbidden\n");
   });
 

@@ -1,3 +1,4 @@
+import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import type { CommandSpec, OptionSpec } from "./command-spec.ts";
 import { COMMANDS } from "./command-table.ts";
 
@@ -14,7 +15,8 @@ export function topLevelHelp(): string {
     "Commands:",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "The cap is the first argument when it is a cap URL, else $CAPVAULT_CAP (safer: arguments show in `ps`).",
+    "The cap comes from $CAPVAULT_CAP or --cap-file PATH (preferred), or the first argument when it is a",
+    "cap URL (works, but arguments are visible to other users in `ps`; the CLI warns).",
     "Admin commands use $CAPVAULT_URL (default http://127.0.0.1:8787) and $CAPVAULT_ADMIN_TOKEN.",
     "",
     "Exit codes: 0 ok, 1 refused by the vault (stderr: capvault: <code>: <message>),",
@@ -28,6 +30,7 @@ export function topLevelHelp(): string {
 export function commandHelp(command: CommandSpec): string {
   const all: [string, OptionSpec][] = [
     ...Object.entries(command.options),
+    ...(takesCap(command) ? ([["cap-file", CAP_FILE_OPTION]] as [string, OptionSpec][]) : []),
     ...(command.passThrough ? [] : ([["json", JSON_OPTION], ["help", HELP_OPTION]] as [string, OptionSpec][])),
   ];
   const rows = all.map(([name, spec]) => ({ flag: `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`, help: spec.help }));

@@ -1,9 +1,11 @@
 import type { CapInfo, ChildCap, FsCap, ListEntry, Stat, WriteResult } from "../client/index.ts";
+import { terminalSafe as safe } from "./terminal-safe.ts";
 
 /**
  * Human-readable output. Pure functions from SDK results to text; `--json`
- * bypasses all of this. Names from the vault may contain any character but
- * controls (the path parser refuses those), so they print as they are.
+ * bypasses all of this. Every string that came from the vault goes through
+ * terminalSafe: names, labels and content types are chosen by whoever wrote
+ * them, and must not drive the terminal or fake output lines.
  */
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -23,7 +25,7 @@ export function formatBytes(bytes: number): string {
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "-";
   const time = Date.parse(iso);
-  if (Number.isNaN(time)) return iso;
+  if (Number.isNaN(time)) return safe(iso);
   return new Date(time).toISOString().slice(0, 16).replace("T", " ");
 }
 
@@ -39,7 +41,7 @@ export function formatFields(fields: [string, string][]): string {
 
 /** One listing line: the name, with `/` after folders; `long` adds size and time columns. */
 export function formatEntry(entry: ListEntry, long: boolean): string {
-  const name = entry.type === "dir" ? `${entry.name}/` : entry.name;
+  const name = entry.type === "dir" ? `${safe(entry.name)}/` : safe(entry.name);
   if (!long) return `${name}\n`;
   const size = entry.type === "dir" ? "-" : formatBytes(entry.size ?? 0);
   return `${size.padStart(10)}  ${formatTime(entry.modified).padEnd(16)}  ${name}\n`;
@@ -47,12 +49,12 @@ export function formatEntry(entry: ListEntry, long: boolean): string {
 
 export function formatInfo(info: CapInfo): string {
   return formatFields([
-    ["id", info.id],
-    ["rights", info.rights.join(", ") || "(none)"],
-    ["label", info.label ?? "-"],
+    ["id", safe(info.id)],
+    ["rights", safe(info.rights.join(", ")) || "(none)"],
+    ["label", info.label == null ? "-" : safe(info.label)],
     ["created", formatTime(info.createdAt)],
     ["expires", formatExpiry(info.expiresAt)],
-    ["parent", info.parent ?? "- (root cap)"],
+    ["parent", info.parent == null ? "- (root cap)" : safe(info.parent)],
   ]);
 }
 
@@ -62,20 +64,20 @@ export function formatStat(stat: Stat): string {
     ["type", "file"],
     ["size", `${stat.size} (${formatBytes(stat.size)})`],
     // A cap without `read` is shown no etag.
-    ...(stat.etag === undefined ? [] : [["etag", stat.etag] as [string, string]]),
+    ...(stat.etag === undefined ? [] : [["etag", safe(stat.etag)] as [string, string]]),
     ["modified", formatTime(stat.modified)],
-    ["content-type", stat.contentType],
+    ["content-type", safe(stat.contentType)],
   ]);
 }
 
 export function formatWrite(path: string, result: WriteResult): string {
-  return `${result.created ? "created" : "replaced"} ${path} (${formatBytes(result.size)}, etag ${result.etag})\n`;
+  return `${result.created ? "created" : "replaced"} ${safe(path)} (${formatBytes(result.size)}, etag ${safe(result.etag)})\n`;
 }
 
 /** A table of children; empty → a sentence, so a blank screen never means "broken". */
 export function formatChildren(children: ChildCap[]): string {
   if (children.length === 0) return "no child caps\n";
-  const rows = children.map((c) => [c.id, c.rights.join(","), formatExpiry(c.expiresAt), c.path === "" ? "." : c.path, c.label ?? ""]);
+  const rows = children.map((c) => [safe(c.id), safe(c.rights.join(",")), formatExpiry(c.expiresAt), c.path === "" ? "." : safe(c.path), safe(c.label ?? "")]);
   const table = [["ID", "RIGHTS", "EXPIRES", "PATH", "LABEL"], ...rows];
   const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
   return table.map((row) => `${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`).join("");
@@ -83,5 +85,5 @@ export function formatChildren(children: ChildCap[]): string {
 
 /** The summary printed to stderr after minting; stdout carries only the URL. */
 export function formatMinted(what: string, cap: FsCap): string {
-  return `${what} ${cap.id ?? "?"}: rights ${cap.rights?.join(",") ?? "?"}, expires ${formatExpiry(cap.expiresAt)}\n`;
+  return `${what} ${safe(cap.id ?? "?")}: rights ${safe(cap.rights?.join(",") ?? "?")}, expires ${formatExpiry(cap.expiresAt)}\n`;
 }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FetchLike } from "../client/types.ts";
+import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 import { COMMANDS } from "./command-table.ts";
 import { formatBytes, formatChildren, formatEntry, formatStat } from "./human-format.ts";
@@ -60,7 +61,7 @@ describe("usage errors exit 2 and send nothing", () => {
   const cases: [string, string[], Record<string, string>, RegExp][] = [
     ["unknown command", ["frobnicate"], {}, /unknown command 'frobnicate'/],
     ["unknown option", ["ls", CAP, "--frob"], {}, /Unknown option '--frob'/],
-    ["no cap", ["ls"], {}, /no cap: pass a cap URL as the first argument or set CAPVAULT_CAP/],
+    ["no cap", ["ls"], {}, /no cap: set CAPVAULT_CAP, use --cap-file PATH, or pass a cap URL as the first argument/],
     ["CAPVAULT_CAP not a cap URL", ["ls"], { CAPVAULT_CAP: "http://x/nope" }, /CAPVAULT_CAP is not a cap URL/],
     ["URL argument that is not a cap", ["ls", "http://x/other"], {}, /not a cap URL/],
     ["missing path", ["cat", CAP], {}, /missing PATH/],
@@ -109,7 +110,7 @@ describe("refusals and outages", () => {
     const { fetch, calls } = fake(() => json(400, { error: { code: "path_escapes", message: "path escapes" } }));
     const run = await runInProcess(["cat", CAP, "../../../etc/passwd"], { fetch });
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe("capvault: path_escapes: path escapes\n");
+    expect(run.stderr).toBe(`${ARGUMENT_WARNING}capvault: path_escapes: path escapes\n`);
     expect(run.out).toBe("");
     expect(calls[0]!.url.searchParams.get("path")).toBe("../../../etc/passwd");
   });
@@ -134,7 +135,7 @@ describe("refusals and outages", () => {
   it("a non-vault answer (HTML 502) exits 3", async () => {
     const run = await runInProcess(["info", CAP], { fetch: async () => new Response("<h1>bad gateway</h1>", { status: 502 }) });
     expect(run.code).toBe(3);
-    expect(run.stderr).toBe("capvault: unavailable: unexpected response from vault (HTTP 502)\n");
+    expect(run.stderr).toBe(`${ARGUMENT_WARNING}capvault: unavailable: unexpected response from vault (HTTP 502)\n`);
   });
 });
 
@@ -181,7 +182,7 @@ describe("output", () => {
     const run = await runInProcess(["share", CAP, "skills", "--rights", "list,read", "--ttl", "60", "--label", "agent"], { fetch });
     expect(run.code).toBe(0);
     expect(run.out).toBe(`http://vault.test/object/${child}\n`);
-    expect(run.stderr).toBe("shared as kid: rights read, expires never\n");
+    expect(run.stderr).toBe(`${ARGUMENT_WARNING}shared as kid: rights read, expires never\n`);
     expect(JSON.parse(String(calls[0]!.body))).toEqual({ path: "skills", rights: ["read", "list"], ttlSeconds: 60, label: "agent" });
   });
 
@@ -208,12 +209,12 @@ describe("output", () => {
     expect(tty.stdout.length).toBe(big.length);
     expect(tty.stderr).toContain("100%");
     const piped = await runInProcess(["cat", CAP, "big.bin"], { fetch, tty: false });
-    expect(piped.stderr).toBe("");
+    expect(piped.stderr).toBe(ARGUMENT_WARNING);
     const small = await runInProcess(["cat", CAP, "small"], {
       fetch: async () => new Response("hi", { headers: { "content-length": "2", etag: '"e"' } }),
       tty: true,
     });
-    expect(small.stderr).toBe("");
+    expect(small.stderr).toBe(ARGUMENT_WARNING);
   });
 });
 

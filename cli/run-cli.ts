@@ -3,8 +3,10 @@ import { isCapError } from "../client/cap-error.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CommandInput, CommandSpec } from "./command-spec.ts";
 import { findCommand } from "./command-table.ts";
+import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
+import { terminalSafe } from "./terminal-safe.ts";
 import { UsageError } from "./usage-error.ts";
 
 /**
@@ -53,7 +55,8 @@ function parseCommandArgs(command: CommandSpec, args: string[], io: CliIo): Comm
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   };
-  for (const [name, spec] of Object.entries(command.options)) {
+  const specs = takesCap(command) ? { ...command.options, "cap-file": CAP_FILE_OPTION } : command.options;
+  for (const [name, spec] of Object.entries(specs)) {
     options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
   }
   try {
@@ -82,7 +85,7 @@ function unknownCommand(name: string): string {
 
 function usageFailure(io: CliIo, error: UsageError): number {
   const hint = error.command ? `capvault ${error.command} --help` : "capvault --help";
-  io.stderr.write(`capvault: ${redactCapUrls(error.message)}\nTry '${hint}'.\n`);
+  io.stderr.write(`capvault: ${terminalSafe(redactCapUrls(error.message))}\nTry '${hint}'.\n`);
   return EXIT.usage;
 }
 
@@ -92,12 +95,13 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   if (error instanceof UsageError) return usageFailure(io, error);
   if (isCapError(error)) {
     const message = redactCapUrls(error.message);
-    io.stderr.write(`capvault: ${error.code}: ${message}\n`);
+    // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.
+    io.stderr.write(`capvault: ${terminalSafe(error.code)}: ${terminalSafe(message)}\n`);
     if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } }, null, 2)}\n`);
     return error.code === "unavailable" ? EXIT.unavailable : EXIT.refused;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`capvault: internal error: ${redactCapUrls(message)}\n`);
+  io.stderr.write(`capvault: internal error: ${terminalSafe(redactCapUrls(message))}\n`);
   return EXIT.refused;
 }
 

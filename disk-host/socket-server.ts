@@ -5,6 +5,8 @@ import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 /** A running disk host socket: `close()` stops accepting calls and ends idle connections. */
 export interface DiskHostSocket {
   close(): Promise<void>;
+  /** Lets the process exit while the socket is open (a test runner's config holds one). */
+  unref(): void;
 }
 
 /**
@@ -36,6 +38,7 @@ export function serveOnUnixSocket(handler: (request: Request) => Promise<Respons
     server.listen(socketPath, () => {
       server.off("error", reject);
       resolve({
+        unref: () => void server.unref(),
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());

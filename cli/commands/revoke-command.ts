@@ -3,6 +3,7 @@ import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { printJson } from "../json-output.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 import { positionalArgs, stringOption } from "../option-values.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -38,7 +39,7 @@ export const revokeCommand: CommandSpec = {
       await printJson(input.io, { revoked: id, ...result });
     } else {
       const pending = result.complete ? "" : "; the vault is still revoking some descendants in the background";
-      await writeOut(input.io.stdout, `revoked ${id}${pending}\n`);
+      await writeOut(input.io.stdout, `revoked ${terminalSafe(id)}${pending}\n`);
     }
   },
 };
