@@ -167,11 +167,11 @@ export class CapObject extends DurableObject<Env> {
 
   private async writeUnaudited(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
     const access = await this.authorize(["write"], rawPath);
-    if (!access.ok) return refuseBody(body, access);
+    if (!access.ok) return refuseBody(body, access, request.length);
     const { cap, path, storage } = access.value;
-    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"));
+    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"), request.length);
     if (request.length > this.maxFileBytes()) {
-      return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`));
+      return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`), request.length);
     }
     const written = await this.revocable(cap.expiresAt, async (signal) =>
       storage.write(cap.root, path, cutOnAbort(body, signal, cap.expiresAt), {

@@ -22,7 +22,8 @@ export async function runKeepAlive(fixture: Fixture, backend: Backend): Promise<
     ["PUT with a path that escapes, 70 KB body", `PUT ${cap}/file?path=..%2Fx HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`],
     ["PUT through an unknown token, 70 KB body", `PUT /object/${"b".repeat(32)}/file?path=x HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`],
     ["POST /move through an unknown token, 2-byte body", `POST /object/${"b".repeat(32)}/move HTTP/1.1\r\nHost: v\r\nContent-Length: 2\r\n\r\n{}`],
-    ["PUT over the size limit", `PUT ${cap}/file?path=x HTTP/1.1\r\nHost: v\r\nContent-Length: ${2 ** 40}\r\n\r\n${body}`],
+    // (A body declared past the size limit is refused unread, and its connection
+    // closed: it cannot carry another request before that body ends anyway.)
   ];
   for (const [name, first] of probes) {
     const outcome = await probe(port, first, `GET ${cap} HTTP/1.1\r\nHost: v\r\n\r\n`);

@@ -1,4 +1,5 @@
 import { defaultMessage, type ErrorCode } from "./error-codes.ts";
+import { settleBody } from "./settle-body.ts";
 
 /** A refusal that crosses every boundary (DO RPC, disk host, HTTP) as plain data. */
 export interface CapFailure {
@@ -26,10 +27,11 @@ export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
 }
 
 /**
- * Refuses a write without reading its body: cancels the body (so the sender
- * is not left streaming into nothing) and returns the refusal.
+ * Refuses a write without storing its body: settles the body (read and
+ * dropped if small, so the client's connection stays usable; else cancelled,
+ * so the sender is not left streaming into nothing) and returns the refusal.
  */
-export async function refuseBody<T>(body: ReadableStream<Uint8Array>, result: Result<T>): Promise<Result<T>> {
-  await body.cancel().catch(() => undefined);
+export async function refuseBody<T>(body: ReadableStream<Uint8Array>, result: Result<T>, declaredLength?: number): Promise<Result<T>> {
+  await settleBody(body, declaredLength);
   return result;
 }

@@ -6,6 +6,7 @@ import { errorResponse } from "./http-error.ts";
 import { objectRoutes } from "./object-routes.ts";
 import { requestLog } from "./request-log.ts";
 import { securityHeaders } from "./security-headers.ts";
+import { settleUnreadBody } from "./settle-unread-body.ts";
 
 /**
  * The capvault HTTP surface: routing and HTTP mapping only.
@@ -16,7 +17,7 @@ import { securityHeaders } from "./security-headers.ts";
  */
 export const app = new Hono<AppEnv>();
 
-app.use("*", requestLog, securityHeaders);
+app.use("*", requestLog, securityHeaders, settleUnreadBody);
 app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
 app.route("/object", objectRoutes);
 app.route("/admin", adminRoutes);

@@ -9,6 +9,8 @@ import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
+import { settleBody } from "../shared/settle-body.ts";
+import { declaredLength } from "./settle-unread-body.ts";
 
 /**
  * Routes under `/object/<token>`: HTTP in, a call on the cap's object, HTTP
@@ -48,7 +50,7 @@ function withQuery<N extends string>(names: readonly N[], handler: (cap: CapStub
   return withCap(async (cap, c) => {
     const q = readQuery(c.req.url, names);
     if (!q.ok) {
-      await c.req.raw.body?.cancel().catch(() => undefined);
+      await settleBody(c.req.raw.body, declaredLength(c.req.header("content-length")));
       return refuse(cap, q.error);
     }
     return handler(cap, q.value as Record<N, string | null>, c);
@@ -78,11 +80,10 @@ objectRoutes.get("/:token/file", withQuery(["path"], async (cap, q, c) => {
 }));
 
 objectRoutes.put("/:token/file", withQuery(["path"], async (cap, q, c) => {
-  const declared = c.req.header("content-length");
-  const length = declared !== undefined && /^\d{1,16}$/.test(declared) ? Number(declared) : null;
+  const length = declaredLength(c.req.header("content-length"));
   // A body of unknown length is refused before it is streamed anywhere.
   if (length === null) {
-    await c.req.raw.body?.cancel().catch(() => undefined);
+    await settleBody(c.req.raw.body);
     return refuse(cap, failure("length_required"));
   }
   const body = c.req.raw.body ?? new Response("").body!;

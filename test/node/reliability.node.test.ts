@@ -4,8 +4,7 @@
  * 5 s of mixed load, the If-Match counter and the revocation race on both
  * backends, and one SIGKILL of the launcher during small writes on both
  * backends and a revocation cascade. Every count that must be zero is zero.
- * (The keep-alive probe row is printed but not asserted here: it fails on the
- * current vault, reported separately; `npm run reliability` counts it.)
+ * A refusal answered without `Connection: close` leaves its connection usable.
  *
  * Reproduce a failure: RELIABILITY_SEED=<seed> npx vitest run --config vitest.node.config.ts test/node/reliability.node.test.ts
  * (the full size: RELIABILITY_SEED=<seed> npm run reliability).
@@ -56,6 +55,12 @@ describe(`reliability at test size (seed ${SEED})`, () => {
     // The counter landed every increment it was asked for, under contention.
     for (const r of load.filter((r) => r.check.startsWith("load: counter"))) expect(r.cases).toBe(SCALE.counterClients * SCALE.counterIncrements);
     expect(problems("load")).toEqual([]);
+  });
+
+  it("keep-alive: a connection answered a refusal without Connection: close takes the next request", () => {
+    const rows_ = rows.filter((r) => r.check.startsWith("http: keep-alive"));
+    expect(rows_.map((r) => r.backend).sort()).toEqual(["disk", "r2"]);
+    expect(problems("http: keep-alive")).toEqual([]);
   });
 
   it("faults: after a SIGKILL mid-write and mid-cascade, files are old or new, caps alive or revoked, no temp left", () => {
