@@ -7,6 +7,10 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // Most test files wait on workerd and launcher processes rather than
+    // compute; the default of one worker per spare core (one, here) ran them
+    // one after another.
+    maxWorkers: 4,
     projects: ["./vitest.workers.config.ts", "./vitest.node.config.ts"],
   },
 });
