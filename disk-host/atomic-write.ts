@@ -13,7 +13,7 @@ import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { writeAllowed, type WritePreconditions } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
-import { readWithin, TOO_SLOW, uploadDeadline } from "../storage-adapters/upload-limits.ts";
+import { paceDeadline, readWithin, TOO_SLOW, uploadDeadline, type UploadLimits } from "../storage-adapters/upload-limits.ts";
 import {
   closeEnd,
   entryKey,
@@ -69,7 +69,7 @@ export async function writeFile(
   request: WriteRequest,
 ): Promise<Result<WriteOutcome>> {
   const reader = body.getReader();
-  const bound = { idleMs: ctx.uploads.idleMs, deadline: uploadDeadline(request.length, ctx.uploads) };
+  const bound = bodyBound(request.length, ctx.uploads);
   const placed = segments.length === 0 ? fail("invalid_path", "a file operation needs a file name") : await placeTemp(ctx, levels, segments, request.preconditions);
   if (!placed.ok) {
     await drain(reader, bound);
@@ -162,10 +162,18 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
   return fail("unavailable");
 }
 
-/** How long a body may take: no gap over `idleMs`, done by `deadline` (ms since the epoch). */
+/** How long a body may take: no gap over `idleMs`, done by `deadline` (ms since the epoch), keeping `pace` on the way. */
 export interface BodyBound {
   idleMs: number;
   deadline: number;
+  /** When more than this many bytes must have arrived (see paceDeadline). */
+  pace(received: number): number;
+}
+
+/** The bound of a body of `length` bytes starting now, under `limits`. */
+export function bodyBound(length: number, limits: UploadLimits): BodyBound {
+  const start = Date.now();
+  return { idleMs: limits.idleMs, deadline: uploadDeadline(length, limits, start), pace: (received) => paceDeadline(start, received, limits) };
 }
 
 /**
@@ -194,7 +202,7 @@ async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: 
   for (;;) {
     let chunk: ReadableStreamReadResult<Uint8Array>;
     try {
-      const next = await readWithin(reader, bound.idleMs, bound.deadline);
+      const next = await readWithin(reader, bound.idleMs, Math.min(bound.deadline, bound.pace(received)));
       if (next === "timeout") {
         await reader.cancel(TOO_SLOW).catch(() => undefined);
         return fail("bad_request", TOO_SLOW);

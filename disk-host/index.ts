@@ -95,7 +95,10 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
         return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
       }
       const ctx = closing ? null : await ready.catch(() => null);
-      if (!ctx || closing) return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+      if (!ctx || closing) {
+        await request.body?.cancel().catch(() => undefined);
+        return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+      }
       running++;
       try {
         return await serveCall(ctx, request);

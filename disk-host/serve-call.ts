@@ -1,8 +1,8 @@
 import { fail, type Result } from "../shared/result.ts";
 import { decodeCall, encodeReadMeta, READ_META_HEADER, splitFrame, type DiskCall } from "../storage-adapters/disk-protocol.ts";
 import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
-import { drain, writeFile, type BodyBound } from "./atomic-write.ts";
-import { TOO_MANY_UPLOADS, uploadDeadline } from "../storage-adapters/upload-limits.ts";
+import { bodyBound, drain, writeFile, type BodyBound } from "./atomic-write.ts";
+import { TOO_MANY_UPLOADS } from "../storage-adapters/upload-limits.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
@@ -101,7 +101,7 @@ function readResponse(result: Result<ReadOutcome>): Response {
 }
 
 function boundFor(ctx: HostContext, length: number): BodyBound {
-  return { idleMs: ctx.uploads.idleMs, deadline: uploadDeadline(length, ctx.uploads) };
+  return bodyBound(length, ctx.uploads);
 }
 
 function json(result: Result<unknown>): Response {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 
 /** A running disk host socket: `close()` stops accepting calls and ends idle connections. */
@@ -37,6 +38,8 @@ export function serveOnUnixSocket(handler: (request: Request) => Promise<Respons
     server.once("error", reject);
     server.listen(socketPath, () => {
       server.off("error", reject);
+      // An accept failure (out of descriptors, say) must not crash the launcher; the error names no path.
+      server.on("error", (error: NodeJS.ErrnoException) => console.error(`disk host socket: ${error.code ?? "error"}`));
       resolve({
         unref: () => void server.unref(),
         close: () =>
@@ -60,15 +63,22 @@ async function answer(handler: (request: Request) => Promise<Response>, req: Inc
     duplex: "half",
   } as RequestInit);
   const response = await handler(request);
-  const out = new Headers(response.headers);
-  res.writeHead(response.status, Object.fromEntries(out));
+  if (res.destroyed) {
+    // workerd hung up while the call ran: release what the answer holds (an open file, for a read).
+    await response.body?.cancel().catch(() => undefined);
+    return;
+  }
+  try {
+    res.writeHead(response.status, Object.fromEntries(new Headers(response.headers)));
+  } catch {
+    await response.body?.cancel().catch(() => undefined);
+    res.destroy();
+    return;
+  }
   if (!response.body) {
     res.end();
     return;
   }
-  const body = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
-  // workerd hanging up mid-download must release the file being read.
-  res.once("close", () => body.destroy());
-  body.once("error", () => res.destroy());
-  body.pipe(res);
+  // pipeline ends both sides on any failure, including a destination already closed.
+  await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), res).catch(() => undefined);
 }

@@ -4,10 +4,11 @@
  *
  *   RELIABILITY_SCALE=small|full   size (default full: 10,000 fuzz cases per backend, 256 MiB kills, 64 clients for 60 s)
  *   RELIABILITY_SEED=<n>           replay a run (the seed is printed first)
- *   RELIABILITY_ONLY=fuzz,load,faults   run only these parts
+ *   RELIABILITY_ONLY=fuzz,load,faults,hostile   run only these parts
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
  *   RELIABILITY_CASE=<i>           with ONLY=fuzz: replay one fuzz case
  */
+import { hostileTable, runHostile } from "./hostile-run.ts";
 import { scaleFromEnv } from "./scale.ts";
 import { runSuite, type Part } from "./suite.ts";
 import { failed, tableText, type Row } from "./table.ts";
@@ -24,14 +25,13 @@ const started = Date.now();
 const { rows } = await runSuite({ scale, seed, only, backends, fuzzCase, log: (line) => console.log(`  ${line}`) });
 const allRows: Row[] = [...rows];
 
-// ---- hostile requests ------------------------------------------------------------------------
-// Rows from reliability/hostile-requests.ts (written separately) go here, e.g.:
-//   import { hostileRequests } from "./hostile-requests.ts";
-//   allRows.push(...(await hostileRequests(/* its arguments */)));
-// ------------------------------------------------------------------------------------------------
+// Hostile requests: a measurement of one caller's cost to others, shown beside the table, not failed on
+// (wall time on a shared machine). RELIABILITY_ONLY without "hostile" skips it.
+const hostile = !only || only.includes("hostile" as Part) ? await runHostile((line) => console.log(`  ${line}`)) : [];
 
 console.log();
 console.log(tableText(allRows));
+if (hostile.length > 0) console.log(`\n${hostileTable(hostile)}`);
 for (const row of allRows) for (const note of row.notes ?? []) console.log(`  ${row.check}: ${note}`);
 console.log(`\n${((Date.now() - started) / 1000).toFixed(0)} s, seed ${seed}`);
 const findings = allRows.flatMap((r) => r.findings.all);
@@ -42,9 +42,8 @@ if (failures.length > 0) {
 }
 const drops = findings.filter((f) => f.kind === "drop");
 if (drops.length > 0) {
-  // Connections the vault closed without answering; the request was sent again. Cause seen: a refusal that left
-  // the request body unread is answered without `Connection: close`, then the connection is closed ~15-35 ms
-  // later, killing the client's next request on that pooled connection.
+  // Connections closed under a request, which was then sent again: a pooled connection the server had just
+  // closed (workerd closes idle ones after 5 s). Refusals used to cause this too, before bodies were settled.
   console.log(`\n${drops.length} dropped connections (first 10):`);
   for (const f of drops.slice(0, 10)) console.log(`- ${f.check}: ${f.detail}\n    replay: ${f.replay}`);
 }

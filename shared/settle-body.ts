@@ -1,5 +1,10 @@
+import { readWithin } from "./read-within.ts";
+
 /** How much of a refused request body is read and dropped, rather than cut, so its connection stays usable. */
 export const SETTLE_BYTES = 1024 * 1024;
+/** A refused body that pauses this long, or takes this long in all, is cut: a dripping sender holds nothing. */
+const SETTLE_IDLE_MS = 2_000;
+const SETTLE_TOTAL_MS = 5_000;
 
 /**
  * Disposes of a request body nothing will store.
@@ -10,7 +15,8 @@ export const SETTLE_BYTES = 1024 * 1024;
  * 1.7 % of fuzz requests dropped that way). A small body is read to its end,
  * which keeps the connection; one past {@link SETTLE_BYTES} is cancelled, and
  * its connection goes: reading it would cost more than a new connection.
- * A declared length past the bound is cancelled at once, unread.
+ * A declared length past the bound is cancelled at once, unread, and so is a
+ * body that stalls or drips (a refusal never waits long on its sender).
  *
  * @example
  * if (!allowed) { await settleBody(request.body); return refusal; }
@@ -28,12 +34,13 @@ export async function settleBody(body: ReadableStream<Uint8Array> | null | undef
     return; // already taken by someone else, who owns it
   }
   let total = 0;
+  const deadline = Date.now() + SETTLE_TOTAL_MS;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      total += value.byteLength;
-      if (total > SETTLE_BYTES) {
+      const next = await readWithin(reader, SETTLE_IDLE_MS, deadline);
+      if (next !== "timeout" && next.done) return;
+      if (next !== "timeout") total += next.value.byteLength;
+      if (next === "timeout" || total > SETTLE_BYTES) {
         await reader.cancel();
         return;
       }

@@ -88,18 +88,18 @@ export class R2Storage implements StorageAdapter {
 
   async write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>> {
     const key = this.fileKey(root, path);
-    if (!key.ok) return refuseBody(body, key);
+    if (!key.ok) return refuseBody(body, key, options.length);
     const [ancestorIsFile, isDir, current] = await Promise.all([
       this.anyAncestorIsFile(key.value),
       this.isDir(key.value + "/"),
       this.bucket.head(key.value),
     ]);
-    if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"));
-    if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"));
-    if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"));
+    if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"), options.length);
+    if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"), options.length);
+    if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"), options.length);
     // Counted per isolate (every cap object an isolate runs shares it).
     const release = r2Uploads.take(this.uploads.maxConcurrent);
-    if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS));
+    if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS), options.length);
     try {
       const timed = timedBody(body, options.length, this.uploads);
       const stored = await this.store(key.value, timed.body, options, current);

@@ -1,3 +1,5 @@
+import { readWithin } from "../shared/read-within.ts";
+
 /**
  * Time and concurrency bounds on uploads. A client that opens an upload and
  * then sends nothing (or a byte now and then) would otherwise hold what the
@@ -20,32 +22,25 @@ export interface UploadLimits {
 /** What the worker applies (R2, and the disk backend's side of the wire). */
 export const UPLOAD_LIMITS: UploadLimits = { idleMs: 30_000, minTotalMs: 60_000, minBytesPerSecond: 16 * 1024, maxConcurrent: 64 };
 
+export { readWithin } from "../shared/read-within.ts";
+
 export const TOO_SLOW = "the body arrived too slowly; nothing was written";
 export const TOO_MANY_UPLOADS = "too many uploads in progress; nothing was written, try again later";
 
 /** When an upload of `length` bytes starting now must be done. */
 export function uploadDeadline(length: number, limits: UploadLimits, now = Date.now()): number {
-  return now + limits.minTotalMs + (length / limits.minBytesPerSecond) * 1000;
+  return paceDeadline(now, length, limits);
 }
 
 /**
- * The next chunk, or `"timeout"` when none came within the idle time or
- * before the deadline. The reader is left as it is: the caller cancels it.
+ * When more than `received` bytes of an upload that began at `start` must
+ * have arrived. The body keeps pace with `minBytesPerSecond` (after a grace
+ * of `minTotalMs`) all the way, not only by its end: judged only at the end,
+ * a byte every 25 s would hold one of the few upload slots for the whole
+ * deadline of a 100 MiB upload, nearly two hours.
  */
-export async function readWithin<T>(
-  reader: ReadableStreamDefaultReader<T>,
-  idleMs: number,
-  deadline: number,
-): Promise<ReadableStreamReadResult<T> | "timeout"> {
-  const wait = Math.min(idleMs, deadline - Date.now());
-  if (wait <= 0) return "timeout";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), wait)));
-  try {
-    return await Promise.race([reader.read(), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function paceDeadline(start: number, received: number, limits: Pick<UploadLimits, "minTotalMs" | "minBytesPerSecond">): number {
+  return start + limits.minTotalMs + (received / limits.minBytesPerSecond) * 1000;
 }
 
 /**
@@ -59,18 +54,23 @@ export function timedBody(
   limits: UploadLimits,
 ): { body: ReadableStream<Uint8Array>; timedOut: () => boolean } {
   const reader = source.getReader();
-  const deadline = uploadDeadline(length, limits);
+  const start = Date.now();
+  const deadline = uploadDeadline(length, limits, start);
+  let received = 0;
   let timedOut = false;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await readWithin(reader, limits.idleMs, deadline);
+      const next = await readWithin(reader, limits.idleMs, Math.min(deadline, paceDeadline(start, received, limits)));
       if (next === "timeout") {
         timedOut = true;
         await reader.cancel(TOO_SLOW).catch(() => undefined);
         return controller.error(new Error(TOO_SLOW));
       }
       if (next.done) controller.close();
-      else controller.enqueue(next.value);
+      else {
+        received += next.value.byteLength;
+        controller.enqueue(next.value);
+      }
     },
     cancel: (reason) => reader.cancel(reason),
   });

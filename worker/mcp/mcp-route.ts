@@ -35,11 +35,19 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
+  let answer: Response;
   try {
-    return await transport.handleRequest(c.req.raw, { parsedBody: body.value });
+    answer = await transport.handleRequest(c.req.raw, { parsedBody: body.value });
   } finally {
     await server.close();
   }
+  // Revoked while the calls ran: answer like every other route for a dead cap.
+  const still = await cap.describe();
+  if (!still.ok) {
+    await answer.body?.cancel().catch(() => undefined);
+    return errorResponse(still.error);
+  }
+  return answer;
 });
 
 function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
