@@ -4,11 +4,11 @@
  * too. A refused write must leave no hidden empty folders behind, and `stat`
  * and `write` must agree about a name whatever empty folders sit there.
  */
-import { mkdir, readdir } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, expectCode, expectOk, getText, makeFixture, md5, put, rel, type DiskFixture } from "./disk-fixture.ts";
+import { bodyOf, expectCode, expectOk, getText, makeFixture, md5, put, rel, listTree, type DiskFixture } from "./disk-fixture.ts";
 import { MAX_TREE_DEPTH } from "../../disk-host/dir-visibility.ts";
 
 const ROOT: Root = ["r/"];
@@ -26,15 +26,8 @@ afterEach(async () => {
 /** `depth` one-letter folders, then `f`: 2 * depth + 1 bytes, well inside the key limit. */
 const deep = (depth: number, letter = "d") => `${`${letter}/`.repeat(depth)}f`;
 
-/** Every entry under the cap's folder, as paths relative to it. */
-async function tree(dir = join(fx.base, "r"), prefix = ""): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    out.push(prefix + entry.name);
-    if (entry.isDirectory()) out.push(...(await tree(join(dir, entry.name), `${prefix}${entry.name}/`)));
-  }
-  return out;
-}
+/** Every name under the cap's folder. */
+const tree = () => listTree(join(fx.base, "r"));
 
 describe("a write that needs many new folders", () => {
   it("makes all 400 of them, and the delete of its file removes them all", async () => {

@@ -188,3 +188,13 @@ export async function atimeRecordsReads(dir: string): Promise<boolean> {
   await rm(probe);
   return moved;
 }
+
+/** Every name under `dir` (temps and empty folders included), as paths relative to it, depth first. */
+export async function listTree(dir: string, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    out.push(prefix + entry.name);
+    if (entry.isDirectory()) out.push(...(await listTree(join(dir, entry.name), `${prefix}${entry.name}/`)));
+  }
+  return out;
+}

@@ -12,7 +12,7 @@ import type { DiskHostOptions } from "../../disk-host/index.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
 import { TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS } from "../../storage-adapters/upload-limits.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { expectOk, makeFixture, put, rel, type DiskFixture } from "./disk-fixture.ts";
+import { expectOk, makeFixture, put, rel, listTree, type DiskFixture } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -34,15 +34,8 @@ async function descriptors(): Promise<{ all: number; mine: number }> {
   return { all: fds.length, mine };
 }
 
-/** Every name under the cap's folder (temps included). */
-async function tree(dir = join(fx.base, "r"), prefix = ""): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    out.push(prefix + entry.name);
-    if (entry.isDirectory()) out.push(...(await tree(join(dir, entry.name), `${prefix}${entry.name}/`)));
-  }
-  return out;
-}
+/** Every name under the cap's folder. */
+const tree = () => listTree(join(fx.base, "r"));
 
 /** A body that sends `first`, then nothing, until `fail()` errors it. */
 function stalledBody(first: string): { body: ReadableStream<Uint8Array>; fail(): void } {
