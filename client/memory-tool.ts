@@ -1,4 +1,4 @@
-import { fsCapTextFiles } from "../memory-tool/fs-cap-text-files.ts";
+import { fsCapTextFiles } from "./fs-cap-text-files.ts";
 import { createMemoryHandler, type MemoryResult } from "../memory-tool/memory-handler.ts";
 import { FsCap } from "./fs-cap.ts";
 import type { ClientOptions } from "./types.ts";

@@ -14,7 +14,7 @@ import type {
   WriteOutcome,
 } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
-import type { Env } from "../worker/env.ts";
+import type { CapEnv } from "./cap-env.ts";
 import {
   isoOrNull,
   type CapInfo,
@@ -69,7 +69,7 @@ export interface ListResult {
  * Every public method returns a {@link Result} rather than throwing (see
  * shared/result.ts); `worker/http-error.ts` maps failures to HTTP.
  */
-export class CapObject extends DurableObject<Env> {
+export class CapObject extends DurableObject<CapEnv> {
   private readonly audit = new AuditLog(this.ctx.storage.sql);
   /**
    * Transfers and mutations running through this cap. Authority is checked

@@ -6,7 +6,7 @@ import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { RootView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { Env } from "../worker/env.ts";
+import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { isoOrNull, type Backend, type CapRef, type MintedCap } from "./cap-record.ts";
 
@@ -31,7 +31,7 @@ export interface RootRequest extends GrantRequest {
  * the parent for roots: it mints them, lists them, and revokes them by id.
  * Like a cap, it stores token digests only.
  */
-export class RootRegistry extends DurableObject<Env> {
+export class RootRegistry extends DurableObject<CapEnv> {
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
     if (request.backend !== "r2" && request.backend !== "disk") return fail("bad_request", 'backend must be "r2" or "disk"');
     const backend: Backend = request.backend;

@@ -10,7 +10,7 @@ import { AdminClient } from "../client/admin-client.ts";
 import type { FsCap } from "../client/fs-cap.ts";
 import { createMemoryTool } from "../client/memory-tool.ts";
 import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import { fsCapTextFiles } from "./fs-cap-text-files.ts";
+import { fsCapTextFiles } from "../client/fs-cap-text-files.ts";
 import { createMemoryHandler, type MemoryResult } from "./memory-handler.ts";
 import type { TextFiles } from "./text-files.ts";
 

@@ -1,12 +1,12 @@
-import type { Backend } from "../durable-objects/cap-record.ts";
-import type { Env } from "../worker/env.ts";
+import type { Backend } from "../shared/wire-types.ts";
 import { DiskStorage } from "./disk-storage.ts";
 import { R2Storage } from "./r2-storage.ts";
 import type { StorageAdapter } from "./storage-adapter.ts";
+import type { StorageBindings } from "./storage-bindings.ts";
 import { uploadLimitsFrom } from "./upload-limits.ts";
 
 /** The adapter for a backend, or `null` where this deployment has none (disk on Cloudflare). */
-export function selectStorage(env: Env, backend: Backend): StorageAdapter | null {
+export function selectStorage(env: StorageBindings, backend: Backend): StorageAdapter | null {
   switch (backend) {
     case "r2":
       return new R2Storage(env.BUCKET, uploadLimitsFrom(env));

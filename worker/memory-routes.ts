@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { capStubTextFiles } from "../memory-tool/cap-stub-text-files.ts";
+import { capStubTextFiles } from "./cap-stub-text-files.ts";
 import { createMemoryHandler } from "../memory-tool/memory-handler.ts";
 import { failure } from "../shared/result.ts";
 import { liveCap, type AppEnv } from "./cap-stub.ts";

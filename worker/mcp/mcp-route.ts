@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
-import { capStubTextFiles } from "../../memory-tool/cap-stub-text-files.ts";
+import { capStubTextFiles } from "../cap-stub-text-files.ts";
 import { liveCap, publicOrigin, type AppEnv } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";

@@ -1,9 +1,9 @@
-import { isCapError } from "../client/cap-error.ts";
-import type { FsCap } from "../client/fs-cap.ts";
+import { isCapError } from "./cap-error.ts";
+import type { FsCap } from "./fs-cap.ts";
 import { isErrorCode } from "../shared/error-codes.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import type { TextFiles } from "./text-files.ts";
-import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "./text-files.ts";
+import type { TextFiles } from "../memory-tool/text-files.ts";
+import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../memory-tool/text-files.ts";
 
 /**
  * {@link TextFiles} over the SDK's `FsCap`, for apps that hold a cap URL.

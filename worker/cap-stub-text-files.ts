@@ -1,7 +1,7 @@
 import type { CapObject } from "../durable-objects/cap-object.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import type { DirEntry, TextFiles } from "./text-files.ts";
-import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "./text-files.ts";
+import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
+import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
 
 const PAGE = "1000";
 
