@@ -533,18 +533,25 @@ class FsCap:
         return child
 
     def children(self) -> List[ChildInfo]:
-        """The caps minted directly from this one (needs ``subdir``). Ids only, never tokens.
+        """The caps minted directly from this one (needs ``subdir``), every page of them. Ids only, never tokens.
 
         Example::
 
             for child in fs.children():
                 print(child["id"], child["path"], child["rights"])
         """
-        _, _, raw = self._request("GET", "children")
-        children = _json_object(raw).get("children")
-        if not isinstance(children, list):
-            raise CapError("bad_response", "children answer without a list")
-        return children
+        children: List[ChildInfo] = []
+        cursor: Optional[str] = None
+        while True:
+            _, _, raw = self._request("GET", "children", query={"cursor": cursor} if cursor else None)
+            page = _json_object(raw)
+            entries = page.get("children")
+            if not isinstance(entries, list):
+                raise CapError("bad_response", "children answer without a list")
+            children.extend(entries)
+            cursor = page.get("cursor")
+            if not isinstance(cursor, str) or not cursor:
+                return children
 
     def revoke_child(self, child_id: str) -> None:
         """Revoke the child cap with this id and everything minted from it (needs ``subdir``).

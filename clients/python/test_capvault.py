@@ -287,6 +287,12 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.answer(lambda req: _json(202, {"revoked": True, "pendingDescendants": 2}))
         self.assertEqual(self.fs.revoke(), {"revoked": True, "pendingDescendants": 2})
 
+    def test_children_follows_every_page(self) -> None:
+        pages = {"": {"children": [{"id": "a"}], "cursor": "c1"}, "c1": {"children": [{"id": "b"}], "cursor": None}}
+        self.answer(lambda req: _json(200, pages[(req["query"].get("cursor") or [""])[0]]))
+        self.assertEqual([c["id"] for c in self.fs.children()], ["a", "b"])
+        self.assertEqual([r["query"].get("cursor") for r in _Recorder.requests[-2:]], [None, ["c1"]])
+
 
 class OfflineTests(unittest.TestCase, TokenHygiene):
     def test_repr_and_str_hide_the_token(self) -> None:
