@@ -1,8 +1,13 @@
+import { readWithin } from "../shared/read-within.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
+import { TOO_SLOW } from "../storage-adapters/upload-limits.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
 
 /** Mint, move and admin bodies are small. */
 export const SMALL_JSON_BYTES = 64 * 1024;
+/** A JSON body that pauses this long, or takes this long in all, is refused (`bad_request`). */
+const JSON_IDLE_MS = 10_000;
+const JSON_TOTAL_MS = 60_000;
 /** How much of an oversized body is read and discarded so the client gets its 413; past this the connection is cut. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
@@ -27,8 +32,15 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
   }
   const chunks: Uint8Array[] = [];
   let total = 0;
+  const deadline = Date.now() + JSON_TOTAL_MS;
   while (reader) {
-    const { done, value } = await reader.read();
+    // A sender that stalls or drips must not hold the request (and, on the memory and MCP routes, a live cap) open.
+    const next = await readWithin(reader, JSON_IDLE_MS, deadline);
+    if (next === "timeout") {
+      await reader.cancel().catch(() => undefined);
+      return fail("bad_request", TOO_SLOW);
+    }
+    const { done, value } = next;
     if (done) break;
     total += value.byteLength;
     if (total > DRAIN_LIMIT_BYTES) {
