@@ -1,8 +1,8 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { createDiskHost } from "./disk-host/index.ts";
 import { serveOnUnixSocket } from "./disk-host/socket-server.ts";
@@ -28,7 +28,13 @@ export default defineConfig({
       main: "./worker/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        bindings: { CAPVAULT_ADMIN_TOKEN: "test-admin-token", CAPVAULT_TOKEN_KEY: TOKEN_KEY, CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024), TEST_DISK_ROOT: diskRoot, CAPVAULT_DISK_SECRET: diskSecret },
+        bindings: {
+          CAPVAULT_ADMIN_TOKEN: "test-admin-token",
+          CAPVAULT_TOKEN_KEY: TOKEN_KEY,
+          CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024),
+          TEST_DISK_ROOT: diskRoot,
+          CAPVAULT_DISK_SECRET: diskSecret,
+        },
         serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
       },
     }),

@@ -59,7 +59,12 @@ async function bigTransfer(cap: string, label: string, pgid: number): Promise<vo
     },
   });
   const up = await timed(async () => {
-    const res = await fetch(`${cap}/file?path=big.bin`, { method: "PUT", body, headers: { "content-length": String(BIG) }, duplex: "half" } as RequestInit);
+    const res = await fetch(`${cap}/file?path=big.bin`, {
+      method: "PUT",
+      body,
+      headers: { "content-length": String(BIG) },
+      duplex: "half",
+    } as RequestInit);
     if (!res.ok) throw new Error(`upload failed: ${res.status}`);
     await res.arrayBuffer();
   });
@@ -78,7 +83,9 @@ async function bigTransfer(cap: string, label: string, pgid: number): Promise<vo
 
 const vault = await startTestVault();
 try {
-  console.log(`capvault bench: ${SMALL_FILES} small files per backend, then a 64 MiB round trip (Node ${process.version})\n`);
+  console.log(
+    `capvault bench: ${SMALL_FILES} small files per backend, then a 64 MiB round trip (Node ${process.version})\n`,
+  );
   for (const [label, cap] of [
     ["r2", vault.rootCapUrl],
     ["disk", vault.diskCapUrl],
@@ -86,7 +93,11 @@ try {
     const writes: number[] = [];
     const reads: number[] = [];
     for (let i = 0; i < SMALL_FILES; i++) {
-      writes.push(await timed(async () => (await fetch(`${cap}/file?path=small/f${i}`, { method: "PUT", body: "x".repeat(1024) })).arrayBuffer()));
+      writes.push(
+        await timed(async () =>
+          (await fetch(`${cap}/file?path=small/f${i}`, { method: "PUT", body: "x".repeat(1024) })).arrayBuffer(),
+        ),
+      );
     }
     for (let i = 0; i < SMALL_FILES; i++) {
       reads.push(await timed(async () => (await fetch(`${cap}/file?path=small/f${i}`)).arrayBuffer()));
@@ -103,7 +114,10 @@ try {
   for (let i = 0; i < 100; i++) {
     mints.push(
       await timed(async () => {
-        const res = await fetch(`${vault.rootCapUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: `t${i}` }) });
+        const res = await fetch(`${vault.rootCapUrl}/subdir`, {
+          method: "POST",
+          body: JSON.stringify({ path: `t${i}` }),
+        });
         subs.push(((await res.json()) as { url: string }).url);
       }),
     );

@@ -22,7 +22,8 @@ export function takesCap(command: CommandSpec): boolean {
   return command.usage.includes("[CAP]");
 }
 
-export const ARGUMENT_WARNING = "capvault: warning: a cap URL given as an argument is visible to other users (ps, shell history); prefer CAPVAULT_CAP or --cap-file\n";
+export const ARGUMENT_WARNING =
+  "capvault: warning: a cap URL given as an argument is visible to other users (ps, shell history); prefer CAPVAULT_CAP or --cap-file\n";
 
 /**
  * Takes the cap from `--cap-file PATH`, else from the first positional when
@@ -43,15 +44,20 @@ export function capFromInput(input: CommandInput, command: string): { cap: FsCap
     return { cap: newCap(readCapFile(capFile, command), input, command), rest: input.positionals };
   }
   if (firstIsUrl) {
-    if (!CAP_URL_SHAPE.test(first)) throw new UsageError("the first argument is a URL but not a cap URL (<origin>/object/<token>)", command);
+    if (!CAP_URL_SHAPE.test(first))
+      throw new UsageError("the first argument is a URL but not a cap URL (<origin>/object/<token>)", command);
     input.io.stderr.write(ARGUMENT_WARNING);
     return { cap: newCap(first, input, command), rest: others };
   }
   const fromEnv = input.io.env.CAPVAULT_CAP;
   if (fromEnv === undefined || fromEnv === "") {
-    throw new UsageError("no cap: set CAPVAULT_CAP, use --cap-file PATH, or pass a cap URL as the first argument", command);
+    throw new UsageError(
+      "no cap: set CAPVAULT_CAP, use --cap-file PATH, or pass a cap URL as the first argument",
+      command,
+    );
   }
-  if (!CAP_URL_SHAPE.test(fromEnv.trim())) throw new UsageError("CAPVAULT_CAP is not a cap URL (<origin>/object/<token>)", command);
+  if (!CAP_URL_SHAPE.test(fromEnv.trim()))
+    throw new UsageError("CAPVAULT_CAP is not a cap URL (<origin>/object/<token>)", command);
   return { cap: newCap(fromEnv.trim(), input, command), rest: input.positionals };
 }
 
@@ -63,7 +69,8 @@ function readCapFile(path: string, command: string): string {
   } catch {
     throw new UsageError("cannot read the --cap-file (a file holding one cap URL)", command);
   }
-  if (!CAP_URL_SHAPE.test(text)) throw new UsageError("the --cap-file does not hold a cap URL (<origin>/object/<token>)", command);
+  if (!CAP_URL_SHAPE.test(text))
+    throw new UsageError("the --cap-file does not hold a cap URL (<origin>/object/<token>)", command);
   return text;
 }
 

@@ -31,7 +31,10 @@ interface Spawned {
 }
 
 /** Runs the real binary. `stdin` is bytes to pipe, or a file path to attach as fd 0 (`< file`). */
-function capvault(args: string[], options: { env?: Record<string, string>; stdin?: Uint8Array | { file: string } } = {}): Promise<Spawned> {
+function capvault(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: Uint8Array | { file: string } } = {},
+): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const fd = options.stdin && "file" in options.stdin ? openSync(options.stdin.file, "r") : undefined;
     const child = spawn(TSX, [ENTRY, ...args], {
@@ -54,7 +57,11 @@ function capvault(args: string[], options: { env?: Record<string, string>; stdin
 
 beforeAll(async () => {
   [vault, tmp] = await Promise.all([startTestVault(), mkdtemp(path.join(os.tmpdir(), "capvault-cli-"))]);
-  root = await new AdminClient(vault.url, vault.adminToken).mintRoot({ backend: "r2", prefix: "cli-test/", label: "cli" });
+  root = await new AdminClient(vault.url, vault.adminToken).mintRoot({
+    backend: "r2",
+    prefix: "cli-test/",
+    label: "cli",
+  });
 });
 
 afterAll(async () => {
@@ -77,7 +84,9 @@ describe("the binary", () => {
     expect(refused.stderr).toBe("capvault: path_escapes: path escapes\n");
     expect(refused.stdout.length).toBe(0);
     expect(unreachable.code).toBe(3);
-    expect(unreachable.stderr).toMatch(/^capvault: warning: a cap URL given as an argument .*\ncapvault: unavailable: vault unreachable/);
+    expect(unreachable.stderr).toMatch(
+      /^capvault: warning: a cap URL given as an argument .*\ncapvault: unavailable: vault unreachable/,
+    );
     expect(unreachable.stderr).not.toContain("a".repeat(32));
   });
 
@@ -115,7 +124,9 @@ describe("commands against the vault", () => {
 
   it("mint (admin) prints only the cap URL on stdout, and the cap works", async () => {
     const adminEnv = { CAPVAULT_URL: vault.url, CAPVAULT_ADMIN_TOKEN: vault.adminToken };
-    const run = await runInProcess(["mint", "cli-minted/", "--rights", "read,list", "--label", "minted"], { env: adminEnv });
+    const run = await runInProcess(["mint", "cli-minted/", "--rights", "read,list", "--label", "minted"], {
+      env: adminEnv,
+    });
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}\n$/);
     expect(run.stderr).toMatch(/^minted root \w+: rights read,list, expires never\n$/);
@@ -123,7 +134,10 @@ describe("commands against the vault", () => {
     expect(JSON.parse(info.out)).toMatchObject({ rights: ["read", "list"], label: "minted", parent: null });
 
     const json = await runInProcess(["mint", "cli-minted-2/", "--json", "--ttl", "60"], { env: adminEnv });
-    expect(JSON.parse(json.out)).toMatchObject({ url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/), rights: ["read", "write", "delete", "list", "subdir"] });
+    expect(JSON.parse(json.out)).toMatchObject({
+      url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/),
+      rights: ["read", "write", "delete", "list", "subdir"],
+    });
 
     const denied = await runInProcess(["mint", "x/"], { env: { ...adminEnv, CAPVAULT_ADMIN_TOKEN: "wrong" } });
     expect(denied.code).toBe(1);
@@ -143,18 +157,25 @@ describe("commands against the vault", () => {
     );
 
     const stat = await runInProcess(["stat", "docs/note.md", "--json"], { env: env() });
-    expect(JSON.parse(stat.out)).toMatchObject({ type: "file", size: 7, contentType: expect.stringContaining("text/markdown") });
+    expect(JSON.parse(stat.out)).toMatchObject({
+      type: "file",
+      size: 7,
+      contentType: expect.stringContaining("text/markdown"),
+    });
 
     await runInProcess(["put", "docs/sub/x.txt", "-"], { env: env(), stdin: "x" });
     expect((await runInProcess(["ls", "docs"], { env: env() })).out).toBe("note.md\nsub/\n");
-    expect(JSON.parse((await runInProcess(["ls", "docs", "--json"], { env: env() })).out).entries.map((e: { name: string }) => e.name)).toEqual([
-      "note.md",
-      "sub",
-    ]);
+    expect(
+      JSON.parse((await runInProcess(["ls", "docs", "--json"], { env: env() })).out).entries.map(
+        (e: { name: string }) => e.name,
+      ),
+    ).toEqual(["note.md", "sub"]);
 
     expect((await runInProcess(["cat", "docs/note.md"], { env: env() })).out).toBe("# note\n");
 
-    expect((await runInProcess(["mv", "docs/sub/x.txt", "docs/note.md"], { env: env() })).stderr).toMatch(/^capvault: conflict: /);
+    expect((await runInProcess(["mv", "docs/sub/x.txt", "docs/note.md"], { env: env() })).stderr).toMatch(
+      /^capvault: conflict: /,
+    );
     expect((await runInProcess(["mv", "docs/sub/x.txt", "docs/note.md", "--overwrite"], { env: env() })).code).toBe(0);
     expect((await runInProcess(["cat", "docs/note.md"], { env: env() })).out).toBe("x");
 
@@ -166,13 +187,18 @@ describe("commands against the vault", () => {
 
   it("share, children, revoke --child, revoke", async () => {
     await root.write("team/readme.md", "hi team");
-    const share = await runInProcess(["share", "team", "--rights", "read,list,subdir", "--label", "helper"], { env: env() });
+    const share = await runInProcess(["share", "team", "--rights", "read,list,subdir", "--label", "helper"], {
+      env: env(),
+    });
     expect(share.code).toBe(0);
     const childUrl = share.out.trim();
     expect(childUrl).toMatch(/\/object\/[a-z2-7]{48}$/);
     expect((await runInProcess(["cat", childUrl, "readme.md"])).out).toBe("hi team");
     const refused = await runInProcess(["put", childUrl, "evil", "-"], { stdin: "x" });
-    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/^capvault: warning: .+\ncapvault: forbidden: .+\n$/) });
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^capvault: warning: .+\ncapvault: forbidden: .+\n$/),
+    });
     const escalate = await runInProcess(["share", childUrl, "", "--rights", "read,write"]);
     expect(escalate.code).toBe(1);
     expect(escalate.stderr).toMatch(/\ncapvault: forbidden: /);
@@ -180,14 +206,22 @@ describe("commands against the vault", () => {
     const grandchild = (await runInProcess(["share", childUrl, "", "--rights", "read", "--json"])).out;
     const grandUrl = JSON.parse(grandchild).url as string;
 
-    const children = JSON.parse((await runInProcess(["children", "--json"], { env: env() })).out).children as { id: string; path: string; label: string }[];
+    const children = JSON.parse((await runInProcess(["children", "--json"], { env: env() })).out).children as {
+      id: string;
+      path: string;
+      label: string;
+    }[];
     const helper = children.find((c) => c.label === "helper")!;
     expect(helper.path).toBe("team");
-    expect((await runInProcess(["children"], { env: env() })).out).toMatch(new RegExp(`^ID +RIGHTS +EXPIRES +PATH +LABEL\\n(.*\\n)*${helper.id} +read,list,subdir +never +team +helper\\n`));
+    expect((await runInProcess(["children"], { env: env() })).out).toMatch(
+      new RegExp(`^ID +RIGHTS +EXPIRES +PATH +LABEL\\n(.*\\n)*${helper.id} +read,list,subdir +never +team +helper\\n`),
+    );
 
     const revoked = await runInProcess(["revoke", "--child", helper.id], { env: env() });
     expect(revoked).toMatchObject({ code: 0, out: `revoked child ${helper.id}\n` });
-    expect((await runInProcess(["info", childUrl])).stderr).toBe(`${ARGUMENT_WARNING}capvault: no_such_cap: no such capability\n`);
+    expect((await runInProcess(["info", childUrl])).stderr).toBe(
+      `${ARGUMENT_WARNING}capvault: no_such_cap: no such capability\n`,
+    );
     expect((await runInProcess(["info", grandUrl])).code).toBe(1);
 
     const temp = (await runInProcess(["share", "team"], { env: env() })).out.trim();
@@ -201,8 +235,12 @@ describe("commands against the vault", () => {
     await root.write("skills/hermes-fs-as-cap/SKILL.md", "skill");
     const sub = (await runInProcess(["share", "skills"], { env: env() })).out.trim();
     expect((await runInProcess(["cat", sub, "hermes-fs-as-cap/SKILL.md"])).out).toBe("skill");
-    expect((await runInProcess(["cat", sub, "../other-skill/SKILL.md"])).stderr).toBe(`${ARGUMENT_WARNING}capvault: path_escapes: path escapes\n`);
-    expect((await runInProcess(["cat", "/etc/passwd"], { env: env() })).stderr).toBe("capvault: absolute_path: absolute paths forbidden\n");
+    expect((await runInProcess(["cat", sub, "../other-skill/SKILL.md"])).stderr).toBe(
+      `${ARGUMENT_WARNING}capvault: path_escapes: path escapes\n`,
+    );
+    expect((await runInProcess(["cat", "/etc/passwd"], { env: env() })).stderr).toBe(
+      "capvault: absolute_path: absolute paths forbidden\n",
+    );
   });
 
   it("no output or error of any command contains the root cap's token", async () => {

@@ -42,5 +42,10 @@ export async function runInProcess(argv: string[], options: InProcessOptions = {
   };
   const code = await runCli(argv, io);
   const stdoutBytes = Buffer.concat(outChunks);
-  return { code, stdout: stdoutBytes, out: stdoutBytes.toString("utf8"), stderr: Buffer.concat(errChunks).toString("utf8") };
+  return {
+    code,
+    stdout: stdoutBytes,
+    out: stdoutBytes.toString("utf8"),
+    stderr: Buffer.concat(errChunks).toString("utf8"),
+  };
 }

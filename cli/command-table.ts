@@ -1,3 +1,4 @@
+import type { CommandSpec } from "./command-spec.ts";
 import { catCommand } from "./commands/cat-command.ts";
 import { childrenCommand } from "./commands/children-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
@@ -10,7 +11,6 @@ import { rmCommand } from "./commands/rm-command.ts";
 import { serveCommand } from "./commands/serve-command.ts";
 import { shareCommand } from "./commands/share-command.ts";
 import { statCommand } from "./commands/stat-command.ts";
-import type { CommandSpec } from "./command-spec.ts";
 
 /** Every command, in the order the top-level help shows them. */
 export const COMMANDS: readonly CommandSpec[] = [

@@ -31,9 +31,17 @@ export function commandHelp(command: CommandSpec): string {
   const all: [string, OptionSpec][] = [
     ...Object.entries(command.options),
     ...(takesCap(command) ? ([["cap-file", CAP_FILE_OPTION]] as [string, OptionSpec][]) : []),
-    ...(command.passThrough ? [] : ([["json", JSON_OPTION], ["help", HELP_OPTION]] as [string, OptionSpec][])),
+    ...(command.passThrough
+      ? []
+      : ([
+          ["json", JSON_OPTION],
+          ["help", HELP_OPTION],
+        ] as [string, OptionSpec][])),
   ];
-  const rows = all.map(([name, spec]) => ({ flag: `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`, help: spec.help }));
+  const rows = all.map(([name, spec]) => ({
+    flag: `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` ${spec.value}` : ""}`,
+    help: spec.help,
+  }));
   const width = Math.max(...rows.map((r) => r.flag.length));
   return [
     `Usage: capvault ${command.usage}`,

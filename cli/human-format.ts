@@ -77,10 +77,24 @@ export function formatWrite(path: string, result: WriteResult): string {
 /** A table of children; empty → a sentence, so a blank screen never means "broken". */
 export function formatChildren(children: ChildCap[]): string {
   if (children.length === 0) return "no child caps\n";
-  const rows = children.map((c) => [safe(c.id), safe(c.rights.join(",")), formatExpiry(c.expiresAt), c.path === "" ? "." : safe(c.path), safe(c.label ?? "")]);
+  const rows = children.map((c) => [
+    safe(c.id),
+    safe(c.rights.join(",")),
+    formatExpiry(c.expiresAt),
+    c.path === "" ? "." : safe(c.path),
+    safe(c.label ?? ""),
+  ]);
   const table = [["ID", "RIGHTS", "EXPIRES", "PATH", "LABEL"], ...rows];
   const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
-  return table.map((row) => `${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd()}\n`).join("");
+  return table
+    .map(
+      (row) =>
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join("  ")
+          .trimEnd()}\n`,
+    )
+    .join("");
 }
 
 /** The summary printed to stderr after minting; stdout carries only the URL. */

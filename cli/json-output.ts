@@ -1,4 +1,4 @@
-import { writeOut, type CliIo } from "./cli-io.ts";
+import { type CliIo, writeOut } from "./cli-io.ts";
 
 /** `--json` output: exactly one JSON document per command on stdout. */
 export async function printJson(io: CliIo, value: unknown): Promise<void> {

@@ -19,7 +19,11 @@ export function rightsOption(value: string | boolean | undefined, command: strin
 }
 
 /** A whole number ≥ 1 (seconds, counts). */
-export function positiveIntOption(name: string, value: string | boolean | undefined, command: string): number | undefined {
+export function positiveIntOption(
+  name: string,
+  value: string | boolean | undefined,
+  command: string,
+): number | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) < 1 || !Number.isSafeInteger(Number(text))) {

@@ -22,7 +22,11 @@ export function renderProgress(label: string, done: number, total: number): stri
  * is wanted: small transfers, unknown sizes, or stderr not a terminal (so
  * pipes, logs and `--json` consumers never see control characters).
  */
-export function progressStream(io: CliIo, label: string, total: number | null): TransformStream<Uint8Array, Uint8Array> | null {
+export function progressStream(
+  io: CliIo,
+  label: string,
+  total: number | null,
+): TransformStream<Uint8Array, Uint8Array> | null {
   if (!io.stderr.isTTY || total === null || total < PROGRESS_THRESHOLD_BYTES) return null;
   let done = 0;
   let lastDraw = 0;

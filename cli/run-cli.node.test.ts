@@ -15,7 +15,8 @@ import { redactCapUrls } from "./run-cli.ts";
 const TOKEN = "abcdefghijklmnopqrstuvwxyz234567";
 const CAP = `http://vault.test/object/${TOKEN}`;
 
-const json = (status: number, value: unknown) => new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+const json = (status: number, value: unknown) =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
 
 /** A fetch double that records which paths and bodies reached "the server". */
 function fake(answer: (url: URL, init: RequestInit | undefined) => Response | Promise<Response>) {
@@ -36,14 +37,17 @@ describe("help", () => {
     expect(run.out).toMatch(/Exit codes: 0 ok, 1 refused/);
   });
 
-  it.each(COMMANDS.filter((c) => !c.passThrough).map((c) => c.name))("%s --help prints its usage and options, exit 0, no request", async (name) => {
-    const { fetch, calls } = fake(() => json(200, {}));
-    const run = await runInProcess([name, CAP, "--help", "--bogus-flag"], { fetch });
-    expect(run.code).toBe(0);
-    expect(run.out).toContain(`Usage: capvault ${name}`);
-    expect(run.out).toContain("--json");
-    expect(calls).toHaveLength(0);
-  });
+  it.each(COMMANDS.filter((c) => !c.passThrough).map((c) => c.name))(
+    "%s --help prints its usage and options, exit 0, no request",
+    async (name) => {
+      const { fetch, calls } = fake(() => json(200, {}));
+      const run = await runInProcess([name, CAP, "--help", "--bogus-flag"], { fetch });
+      expect(run.code).toBe(0);
+      expect(run.out).toContain(`Usage: capvault ${name}`);
+      expect(run.out).toContain("--json");
+      expect(calls).toHaveLength(0);
+    },
+  );
 
   it("`help ls` is the same as `ls --help`", async () => {
     expect((await runInProcess(["help", "ls"])).out).toBe((await runInProcess(["ls", "--help"])).out);
@@ -75,7 +79,12 @@ describe("usage errors exit 2 and send nothing", () => {
     ["mint without admin token", ["mint", "p/"], {}, /CAPVAULT_ADMIN_TOKEN is not set/],
     ["mint bad backend", ["mint", "p/", "--backend", "s3"], { CAPVAULT_ADMIN_TOKEN: "t" }, /--backend is r2 or disk/],
     ["mint without prefix", ["mint"], { CAPVAULT_ADMIN_TOKEN: "t" }, /missing PREFIX/],
-    ["put of a missing local file", ["put", CAP, "dest", "/nonexistent/capvault-test-file"], {}, /cannot read \/nonexistent\/capvault-test-file: ENOENT/],
+    [
+      "put of a missing local file",
+      ["put", CAP, "dest", "/nonexistent/capvault-test-file"],
+      {},
+      /cannot read \/nonexistent\/capvault-test-file: ENOENT/,
+    ],
     ["put of a folder", ["put", CAP, "dest", "/tmp"], {}, /is not a regular file/],
     ["cat --json", ["cat", CAP, "a", "--json"], {}, /--json does not apply/],
     ["revoke --child with a path-like id", ["revoke", CAP, "--child", ".."], {}, /--child takes a cap id/],
@@ -116,10 +125,14 @@ describe("refusals and outages", () => {
   });
 
   it("with --json the error is also one JSON document on stdout", async () => {
-    const { fetch } = fake(() => json(403, { error: { code: "forbidden", message: "capability lacks the right for this operation" } }));
+    const { fetch } = fake(() =>
+      json(403, { error: { code: "forbidden", message: "capability lacks the right for this operation" } }),
+    );
     const run = await runInProcess(["stat", CAP, "a", "--json"], { fetch });
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.out)).toEqual({ error: { code: "forbidden", message: "capability lacks the right for this operation", status: 403 } });
+    expect(JSON.parse(run.out)).toEqual({
+      error: { code: "forbidden", message: "capability lacks the right for this operation", status: 403 },
+    });
   });
 
   it("an unreachable vault exits 3, without the token in the message", async () => {
@@ -133,7 +146,9 @@ describe("refusals and outages", () => {
   });
 
   it("a non-vault answer (HTML 502) exits 3", async () => {
-    const run = await runInProcess(["info", CAP], { fetch: async () => new Response("<h1>bad gateway</h1>", { status: 502 }) });
+    const run = await runInProcess(["info", CAP], {
+      fetch: async () => new Response("<h1>bad gateway</h1>", { status: 502 }),
+    });
     expect(run.code).toBe(3);
     expect(run.stderr).toBe(`${ARGUMENT_WARNING}capvault: unavailable: unexpected response from vault (HTTP 502)\n`);
   });
@@ -167,7 +182,9 @@ describe("output", () => {
     ];
     const { fetch } = fake(() => json(200, { entries, cursor: null }));
     expect((await runInProcess(["ls", CAP], { fetch })).out).toBe("a.txt\nsub/\n");
-    expect((await runInProcess(["ls", CAP, "-l"], { fetch })).out).toBe("   2.0 KiB  2025-03-04 05:06  a.txt\n         -  -                 sub/\n");
+    expect((await runInProcess(["ls", CAP, "-l"], { fetch })).out).toBe(
+      "   2.0 KiB  2025-03-04 05:06  a.txt\n         -  -                 sub/\n",
+    );
     expect(JSON.parse((await runInProcess(["ls", CAP, "--json"], { fetch })).out)).toEqual({ entries });
   });
 
@@ -178,12 +195,22 @@ describe("output", () => {
 
   it("share prints only the URL on stdout (for $(…)), details on stderr", async () => {
     const child = "c".repeat(32);
-    const { fetch, calls } = fake(() => json(201, { token: child, url: "ignored", id: "kid", rights: ["read"], expiresAt: null }));
-    const run = await runInProcess(["share", CAP, "skills", "--rights", "list,read", "--ttl", "60", "--label", "agent"], { fetch });
+    const { fetch, calls } = fake(() =>
+      json(201, { token: child, url: "ignored", id: "kid", rights: ["read"], expiresAt: null }),
+    );
+    const run = await runInProcess(
+      ["share", CAP, "skills", "--rights", "list,read", "--ttl", "60", "--label", "agent"],
+      { fetch },
+    );
     expect(run.code).toBe(0);
     expect(run.out).toBe(`http://vault.test/object/${child}\n`);
     expect(run.stderr).toBe(`${ARGUMENT_WARNING}shared as kid: rights read, expires never\n`);
-    expect(JSON.parse(String(calls[0]!.body))).toEqual({ path: "skills", rights: ["read", "list"], ttlSeconds: 60, label: "agent" });
+    expect(JSON.parse(String(calls[0]!.body))).toEqual({
+      path: "skills",
+      rights: ["read", "list"],
+      ttlSeconds: 60,
+      label: "agent",
+    });
   });
 
   it("put from stdin sends the bytes with a guessed content type; --json prints the result", async () => {
@@ -203,7 +230,8 @@ describe("output", () => {
 
   it("a progress bar appears on a terminal for big transfers only, and never on stdout", async () => {
     const big = new Uint8Array(PROGRESS_THRESHOLD_BYTES + 1);
-    const fetch: FetchLike = async () => new Response(big, { headers: { "content-length": String(big.length), etag: '"e"' } });
+    const fetch: FetchLike = async () =>
+      new Response(big, { headers: { "content-length": String(big.length), etag: '"e"' } });
     const tty = await runInProcess(["cat", CAP, "big.bin"], { fetch, tty: true });
     expect(tty.code).toBe(0);
     expect(tty.stdout.length).toBe(big.length);
@@ -220,19 +248,29 @@ describe("output", () => {
 
 describe("formatting", () => {
   it("sizes", () => {
-    expect([0, 1023, 1024, 1536, 5 * 1024 ** 3].map(formatBytes)).toEqual(["0 B", "1023 B", "1.0 KiB", "1.5 KiB", "5.0 GiB"]);
+    expect([0, 1023, 1024, 1536, 5 * 1024 ** 3].map(formatBytes)).toEqual([
+      "0 B",
+      "1023 B",
+      "1.0 KiB",
+      "1.5 KiB",
+      "5.0 GiB",
+    ]);
   });
 
   it("entries, stat and children", () => {
     expect(formatEntry({ name: "d", type: "dir" }, false)).toBe("d/\n");
     expect(formatStat({ type: "dir" })).toBe("type  dir\n");
-    expect(formatStat({ type: "file", size: 3, etag: "e", modified: "2025-01-01T00:00:00.000Z", contentType: "text/plain" })).toBe(
+    expect(
+      formatStat({ type: "file", size: 3, etag: "e", modified: "2025-01-01T00:00:00.000Z", contentType: "text/plain" }),
+    ).toBe(
       "type          file\nsize          3 (3 B)\netag          e\nmodified      2025-01-01 00:00\ncontent-type  text/plain\n",
     );
     expect(formatChildren([])).toBe("no child caps\n");
-    expect(formatChildren([{ id: "k1", label: null, path: "skills", rights: ["read", "list"], createdAt: "x", expiresAt: null }])).toBe(
-      "ID  RIGHTS     EXPIRES  PATH    LABEL\nk1  read,list  never    skills\n",
-    );
+    expect(
+      formatChildren([
+        { id: "k1", label: null, path: "skills", rights: ["read", "list"], createdAt: "x", expiresAt: null },
+      ]),
+    ).toBe("ID  RIGHTS     EXPIRES  PATH    LABEL\nk1  read,list  never    skills\n");
   });
 
   it("progress line", () => {
@@ -241,6 +279,8 @@ describe("formatting", () => {
   });
 
   it("cap URLs are redacted from any message", () => {
-    expect(redactCapUrls(`failed: ${CAP}/file?path=x and '${CAP}'`)).toBe("failed: http://vault.test/object/…/file?path=x and 'http://vault.test/object/…'");
+    expect(redactCapUrls(`failed: ${CAP}/file?path=x and '${CAP}'`)).toBe(
+      "failed: http://vault.test/object/…/file?path=x and 'http://vault.test/object/…'",
+    );
   });
 });

@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
 import { isCapError } from "../client/cap-error.ts";
+import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CommandInput, CommandSpec } from "./command-spec.ts";
 import { findCommand } from "./command-table.ts";
-import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
 import { terminalSafe } from "./terminal-safe.ts";
@@ -97,7 +97,8 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
     const message = redactCapUrls(error.message);
     // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.
     io.stderr.write(`capvault: ${terminalSafe(error.code)}: ${terminalSafe(message)}\n`);
-    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } }, null, 2)}\n`);
+    if (json)
+      io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } }, null, 2)}\n`);
     return error.code === "unavailable" ? EXIT.unavailable : EXIT.refused;
   }
   const message = error instanceof Error ? error.message : String(error);

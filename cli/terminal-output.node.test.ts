@@ -19,11 +19,39 @@ import { terminalSafe } from "./terminal-safe.ts";
 const TOKEN = "abcdefghijklmnopqrstuvwxyz234567";
 const CAP = `http://vault.test/object/${TOKEN}`;
 const env = { CAPVAULT_CAP: CAP };
-const json = (status: number, value: unknown) => new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-const answer = (value: unknown, status = 200): FetchLike => async () => json(status, value);
+const json = (status: number, value: unknown) =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+const answer =
+  (value: unknown, status = 200): FetchLike =>
+  async () =>
+    json(status, value);
 
 /** Every character that must never reach a terminal raw. */
-const HOSTILE = ["\u0000", "\u0007", "\b", "\t", "\n", "\r", "\u001b", "\u007f", "\u0080", "\u0085", "\u009b", "\u009f", "\u2028", "\u2029", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
+const HOSTILE = [
+  "\u0000",
+  "\u0007",
+  "\b",
+  "\t",
+  "\n",
+  "\r",
+  "\u001b",
+  "\u007f",
+  "\u0080",
+  "\u0085",
+  "\u009b",
+  "\u009f",
+  "\u2028",
+  "\u2029",
+  "\u202a",
+  "\u202b",
+  "\u202c",
+  "\u202d",
+  "\u202e",
+  "\u2066",
+  "\u2067",
+  "\u2068",
+  "\u2069",
+];
 /** Any of them raw, except the newline that ends each output line (line counts check that one). */
 const RAW = new RegExp(`[${HOSTILE.filter((c) => c !== "\n").join("")}]`, "u");
 /** A name that, printed raw, would clear the screen, fake a second line and reverse the rest of the line. */
@@ -58,7 +86,13 @@ describe("human output escapes what came from the vault", () => {
   });
 
   it("stat: the stored content type", async () => {
-    const fetch = answer({ type: "file", size: 1, etag: "e", modified: "2025-01-01T00:00:00.000Z", contentType: "text/plain\u001b[8m\u0085x" });
+    const fetch = answer({
+      type: "file",
+      size: 1,
+      etag: "e",
+      modified: "2025-01-01T00:00:00.000Z",
+      contentType: "text/plain\u001b[8m\u0085x",
+    });
     const run = await runInProcess(["stat", "f"], { fetch, env });
     expect(run.out).not.toMatch(RAW);
     expect(run.out).toContain("content-type  text/plain\\x1b[8m\\x85x\n");
@@ -66,13 +100,31 @@ describe("human output escapes what came from the vault", () => {
 
   it("info and children: labels and paths", async () => {
     const info = await runInProcess(["info"], {
-      fetch: answer({ id: "i1", rights: ["read"], label: "safe\u202eevil\u2066", createdAt: "2025-01-01T00:00:00.000Z", expiresAt: null, parent: null }),
+      fetch: answer({
+        id: "i1",
+        rights: ["read"],
+        label: "safe\u202eevil\u2066",
+        createdAt: "2025-01-01T00:00:00.000Z",
+        expiresAt: null,
+        parent: null,
+      }),
       env,
     });
     expect(info.out).not.toMatch(RAW);
     expect(info.out).toContain("label    safe\\u202eevil\\u2066\n");
     const children = await runInProcess(["children"], {
-      fetch: answer({ children: [{ id: "k1", label: "l\u001b]8;;http://x\u0007", path: "p\u2029q", rights: ["read"], createdAt: "x", expiresAt: null }] }),
+      fetch: answer({
+        children: [
+          {
+            id: "k1",
+            label: "l\u001b]8;;http://x\u0007",
+            path: "p\u2029q",
+            rights: ["read"],
+            createdAt: "x",
+            expiresAt: null,
+          },
+        ],
+      }),
       env,
     });
     expect(children.out).not.toMatch(RAW);
@@ -81,7 +133,10 @@ describe("human output escapes what came from the vault", () => {
   });
 
   it("error messages from the vault, on stderr", async () => {
-    const run = await runInProcess(["cat", "x"], { fetch: answer({ error: { code: "not_found", message: "nothing\u001b[2J\nfake: ok\u202e" } }, 404), env });
+    const run = await runInProcess(["cat", "x"], {
+      fetch: answer({ error: { code: "not_found", message: "nothing\u001b[2J\nfake: ok\u202e" } }, 404),
+      env,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toBe("capvault: not_found: nothing\\x1b[2J\\x0afake: ok\\u202e\n");
   });
@@ -119,7 +174,10 @@ describe("where the cap comes from", () => {
     const file = path.join(dir, "cap");
     await writeFile(file, `${CAP}\n`, { mode: 0o600 });
     const { fetch, urls } = statFetch();
-    const run = await runInProcess(["stat", "--cap-file", file, "docs"], { fetch, env: { CAPVAULT_CAP: "http://other.test/object/qqqq" } });
+    const run = await runInProcess(["stat", "--cap-file", file, "docs"], {
+      fetch,
+      env: { CAPVAULT_CAP: "http://other.test/object/qqqq" },
+    });
     expect(run).toMatchObject({ code: 0, stderr: "" });
     expect(urls).toEqual([`${CAP}/stat?path=docs`]);
   });
@@ -128,7 +186,11 @@ describe("where the cap comes from", () => {
     const junk = path.join(dir, "junk");
     await writeFile(junk, `secret-${TOKEN}`);
     const { fetch, urls } = statFetch();
-    for (const args of [["stat", "--cap-file", junk, "docs"], ["stat", "--cap-file", path.join(dir, "missing"), "docs"], ["stat", "--cap-file", junk, CAP, "docs"]]) {
+    for (const args of [
+      ["stat", "--cap-file", junk, "docs"],
+      ["stat", "--cap-file", path.join(dir, "missing"), "docs"],
+      ["stat", "--cap-file", junk, CAP, "docs"],
+    ]) {
       const run = await runInProcess(args, { fetch });
       expect(run.code).toBe(2);
       expect(run.stderr).not.toContain(TOKEN);

@@ -1,6 +1,6 @@
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
-import { capFromMinted, revokeResult, type FsCap } from "./fs-cap.ts";
+import { capFromMinted, type FsCap, revokeResult } from "./fs-cap.ts";
 import type { ClientOptions, FetchLike, MintedCap, MintRootOptions, RevokeResult, RootRecord } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
 

@@ -1,9 +1,9 @@
-import { isCapError } from "./cap-error.ts";
-import type { FsCap } from "./fs-cap.ts";
-import { isErrorCode } from "../shared/error-codes.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
 import type { TextFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../memory-tool/text-files.ts";
+import { isErrorCode } from "../shared/error-codes.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
+import { isCapError } from "./cap-error.ts";
+import type { FsCap } from "./fs-cap.ts";
 
 /**
  * {@link TextFiles} over the SDK's `FsCap`, for apps that hold a cap URL.
@@ -38,16 +38,15 @@ export function fsCapTextFiles(cap: FsCap): TextFiles {
     stat: (path) =>
       settle(async () => {
         const s = await cap.stat(path);
-        return ok(s.type === "dir" ? { type: "dir" } : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType });
+        return ok(
+          s.type === "dir"
+            ? { type: "dir" }
+            : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType },
+        );
       }),
 
     list: (path, maxEntries) =>
-      settle(() =>
-        collectPages(
-          (cursor) => settle(async () => ok(await cap.listPage(path, { cursor }))),
-          maxEntries,
-        ),
-      ),
+      settle(() => collectPages((cursor) => settle(async () => ok(await cap.listPage(path, { cursor }))), maxEntries)),
 
     delete: (path) => settle(async () => ok(await cap.delete(path).then(() => null))),
 

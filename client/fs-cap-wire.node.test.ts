@@ -62,7 +62,8 @@ describe("paths travel as data, exactly as given", () => {
 
   it("every path-taking method sends the path untouched (query or JSON body)", async () => {
     const { fetch, sent } = fakeVault((s) => {
-      if (s.url.pathname.endsWith("/subdir")) return json(201, { token: "b".repeat(32), url: "x", id: "kid", rights: ["read"], expiresAt: null });
+      if (s.url.pathname.endsWith("/subdir"))
+        return json(201, { token: "b".repeat(32), url: "x", id: "kid", rights: ["read"], expiresAt: null });
       if (s.url.pathname.endsWith("/list")) return json(200, { entries: [], cursor: null });
       if (s.url.pathname.endsWith("/stat")) return json(200, { type: "dir" });
       if (s.method === "PUT") return json(201, { size: 1, etag: "e" });
@@ -141,7 +142,10 @@ describe("errors", () => {
   it("a stream without a length is refused before sending (length_required)", async () => {
     const { fetch, sent } = fakeVault(() => json(201, { size: 0, etag: "e" }));
     const stream = new ReadableStream<Uint8Array>({ start: (c) => c.close() });
-    await expect(new FsCap(CAP_URL, { fetch }).write("a", stream)).rejects.toMatchObject({ code: "length_required", status: 0 });
+    await expect(new FsCap(CAP_URL, { fetch }).write("a", stream)).rejects.toMatchObject({
+      code: "length_required",
+      status: 0,
+    });
     expect(sent).toHaveLength(0);
   });
 
@@ -149,14 +153,23 @@ describe("errors", () => {
     const controller = new AbortController();
     controller.abort();
     const fetch: FetchLike = (input, init) => globalThis.fetch(input, init);
-    await expect(new FsCap(CAP_URL, { fetch }).read("a", { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+    await expect(new FsCap(CAP_URL, { fetch }).read("a", { signal: controller.signal })).rejects.toMatchObject({
+      name: "AbortError",
+    });
   });
 });
 
 describe("the cap URL is a secret", () => {
   it("String, JSON and inspect show the id once known, never the token", async () => {
     const { fetch } = fakeVault(() =>
-      json(200, { id: "pubid", rights: ["read"], label: null, createdAt: "2025-01-01T00:00:00.000Z", expiresAt: null, parent: null }),
+      json(200, {
+        id: "pubid",
+        rights: ["read"],
+        label: null,
+        createdAt: "2025-01-01T00:00:00.000Z",
+        expiresAt: null,
+        parent: null,
+      }),
     );
     const fs = new FsCap(CAP_URL, { fetch });
     for (const shown of [String(fs), JSON.stringify(fs), inspect(fs), inspect({ nested: fs }, { depth: 9 }), `${fs}`]) {
@@ -171,7 +184,12 @@ describe("the cap URL is a secret", () => {
   });
 
   it("a malformed cap URL is refused without echoing it", () => {
-    for (const bad of [`ftp://x/object/${TOKEN}`, `http://x/objects/${TOKEN}`, `not a url ${TOKEN}`, `http://x/object/`]) {
+    for (const bad of [
+      `ftp://x/object/${TOKEN}`,
+      `http://x/objects/${TOKEN}`,
+      `not a url ${TOKEN}`,
+      `http://x/object/`,
+    ]) {
       const error = (() => {
         try {
           new FsCap(bad);
@@ -198,16 +216,24 @@ describe("the cap URL is a secret", () => {
 });
 
 describe("ids in URL paths cannot be turned into other routes", () => {
-  it.each(["..", ".", "%2e%2e", ".%2E", "a/b", "a?x", ""])("revokeChild(%j) is refused locally and sends nothing", async (id) => {
-    const { fetch, sent } = fakeVault(() => new Response(null, { status: 204 }));
-    // Without the check, ".." would resolve to DELETE /object/<token>: revoking the caller itself.
-    await expect(new FsCap(CAP_URL, { fetch }).revokeChild(id)).rejects.toMatchObject({ code: "bad_request", status: 0 });
-    expect(sent).toHaveLength(0);
-  });
+  it.each(["..", ".", "%2e%2e", ".%2E", "a/b", "a?x", ""])(
+    "revokeChild(%j) is refused locally and sends nothing",
+    async (id) => {
+      const { fetch, sent } = fakeVault(() => new Response(null, { status: 204 }));
+      // Without the check, ".." would resolve to DELETE /object/<token>: revoking the caller itself.
+      await expect(new FsCap(CAP_URL, { fetch }).revokeChild(id)).rejects.toMatchObject({
+        code: "bad_request",
+        status: 0,
+      });
+      expect(sent).toHaveLength(0);
+    },
+  );
 
   it("revokeRoot checks ids the same way", async () => {
     const { fetch, sent } = fakeVault(() => new Response(null, { status: 204 }));
-    await expect(new AdminClient("http://vault.test", "t", { fetch }).revokeRoot("../roots")).rejects.toMatchObject({ code: "bad_request" });
+    await expect(new AdminClient("http://vault.test", "t", { fetch }).revokeRoot("../roots")).rejects.toMatchObject({
+      code: "bad_request",
+    });
     expect(sent).toHaveLength(0);
   });
 });
@@ -219,7 +245,9 @@ describe("request details", () => {
     const fs = new FsCap(CAP_URL, { fetch });
     expect(await fs.write("a.txt", "hello")).toEqual({ created: true, size: 5, etag: "abc" });
     status = 200;
-    expect(await fs.write("a.txt", new Uint8Array([1, 2]), { ifMatch: "abc", contentType: "application/x-test" })).toEqual({
+    expect(
+      await fs.write("a.txt", new Uint8Array([1, 2]), { ifMatch: "abc", contentType: "application/x-test" }),
+    ).toEqual({
       created: false,
       size: 5,
       etag: "abc",
@@ -242,7 +270,11 @@ describe("request details", () => {
       mode === "range"
         ? new Response("bcd", {
             status: 206,
-            headers: { etag: '"e1"', "content-range": "bytes 1-3/10", "last-modified": "Wed, 01 Jan 2025 00:00:00 GMT" },
+            headers: {
+              etag: '"e1"',
+              "content-range": "bytes 1-3/10",
+              "last-modified": "Wed, 01 Jan 2025 00:00:00 GMT",
+            },
           })
         : new Response(null, { status: 304, headers: { etag: '"e1"' } }),
     );
@@ -250,7 +282,11 @@ describe("request details", () => {
     const stream = await fs.readStream("a", { range: { start: 1, end: 3 } });
     expect(sent[0]!.headers.get("range")).toBe("bytes=1-3");
     expect(stream.notModified).toBe(false);
-    expect(stream.meta).toMatchObject({ etag: "e1", range: { start: 1, end: 3, size: 10 }, modified: "2025-01-01T00:00:00.000Z" });
+    expect(stream.meta).toMatchObject({
+      etag: "e1",
+      range: { start: 1, end: 3, size: 10 },
+      modified: "2025-01-01T00:00:00.000Z",
+    });
     if (!stream.notModified) expect(await new Response(stream.body).text()).toBe("bcd");
     await fs.read("a", { range: { start: 5 } });
     expect(sent[1]!.headers.get("range")).toBe("bytes=5-");
@@ -270,7 +306,13 @@ describe("request details", () => {
     const names: string[] = [];
     for await (const e of new FsCap(CAP_URL, { fetch }).list("dir", { limit: 1 })) names.push(e.name);
     expect(names).toEqual(["a", "b", "c"]);
-    expect(sent.map((s) => [s.url.searchParams.get("cursor"), s.url.searchParams.get("limit"), s.url.searchParams.get("path")])).toEqual([
+    expect(
+      sent.map((s) => [
+        s.url.searchParams.get("cursor"),
+        s.url.searchParams.get("limit"),
+        s.url.searchParams.get("path"),
+      ]),
+    ).toEqual([
       [null, "1", "dir"],
       ["c1", "1", "dir"],
       ["c2", "1", "dir"],
@@ -289,13 +331,33 @@ describe("request details", () => {
     const child = "c".repeat(32);
     const { fetch, sent } = fakeVault((s) =>
       s.url.pathname.endsWith("/subdir")
-        ? json(201, { token: child, url: `http://public.example/object/${child}`, id: "kid", rights: ["read", "list"], expiresAt: "2030-01-01T00:00:00.000Z" })
+        ? json(201, {
+            token: child,
+            url: `http://public.example/object/${child}`,
+            id: "kid",
+            rights: ["read", "list"],
+            expiresAt: "2030-01-01T00:00:00.000Z",
+          })
         : json(200, { type: "dir" }),
     );
-    const sub = await new FsCap(`http://127.0.0.1:9/base/object/${TOKEN}`, { fetch }).subdir({ path: "skills", rights: ["read", "list"], ttlSeconds: 60, label: "l" });
-    expect(JSON.parse(sent[0]!.body!)).toEqual({ path: "skills", rights: ["read", "list"], ttlSeconds: 60, label: "l" });
+    const sub = await new FsCap(`http://127.0.0.1:9/base/object/${TOKEN}`, { fetch }).subdir({
+      path: "skills",
+      rights: ["read", "list"],
+      ttlSeconds: 60,
+      label: "l",
+    });
+    expect(JSON.parse(sent[0]!.body!)).toEqual({
+      path: "skills",
+      rights: ["read", "list"],
+      ttlSeconds: 60,
+      label: "l",
+    });
     expect(sub.url).toBe(`http://127.0.0.1:9/base/object/${child}`);
-    expect({ id: sub.id, rights: sub.rights, expiresAt: sub.expiresAt }).toEqual({ id: "kid", rights: ["read", "list"], expiresAt: "2030-01-01T00:00:00.000Z" });
+    expect({ id: sub.id, rights: sub.rights, expiresAt: sub.expiresAt }).toEqual({
+      id: "kid",
+      rights: ["read", "list"],
+      expiresAt: "2030-01-01T00:00:00.000Z",
+    });
     expect(String(sub)).toBe("FsCap(kid)");
     await sub.stat();
     expect(sent[1]!.url.pathname).toBe(`/base/object/${child}/stat`);
@@ -311,8 +373,14 @@ describe("request details", () => {
   });
 
   it("admin calls carry the bearer token and the mint body", async () => {
-    const { fetch, sent } = fakeVault(() => json(201, { token: TOKEN, url: "u", id: "rid", rights: ["read"], expiresAt: null }));
-    const cap = await new AdminClient("http://vault.test:8787/", "adm", { fetch }).mintRoot({ backend: "r2", prefix: "t/", rights: ["read"] });
+    const { fetch, sent } = fakeVault(() =>
+      json(201, { token: TOKEN, url: "u", id: "rid", rights: ["read"], expiresAt: null }),
+    );
+    const cap = await new AdminClient("http://vault.test:8787/", "adm", { fetch }).mintRoot({
+      backend: "r2",
+      prefix: "t/",
+      rights: ["read"],
+    });
     expect(sent[0]!.url.href).toBe("http://vault.test:8787/admin/roots");
     expect(sent[0]!.headers.get("authorization")).toBe("Bearer adm");
     expect(JSON.parse(sent[0]!.body!)).toEqual({ backend: "r2", prefix: "t/", rights: ["read"] });

@@ -47,8 +47,16 @@ describe("the seed's test vector", () => {
     await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill\n");
     await fs.write("skills/other-skill/SKILL.md", "# other\n");
 
-    expect(await refusal(fs.read("../../../etc/passwd"))).toMatchObject({ code: "path_escapes", status: 400, message: "path escapes" });
-    expect(await refusal(fs.read("/etc/passwd"))).toMatchObject({ code: "absolute_path", status: 400, message: "absolute paths forbidden" });
+    expect(await refusal(fs.read("../../../etc/passwd"))).toMatchObject({
+      code: "path_escapes",
+      status: 400,
+      message: "path escapes",
+    });
+    expect(await refusal(fs.read("/etc/passwd"))).toMatchObject({
+      code: "absolute_path",
+      status: 400,
+      message: "absolute paths forbidden",
+    });
 
     const sub = await fs.subdir({ path: "skills" });
     expect(await sub.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
@@ -63,7 +71,11 @@ describe("the seed's test vector", () => {
 
     expect((await refusal(disk.read("../../../etc/passwd"))).code).toBe("path_escapes");
     expect((await refusal(disk.read("/etc/passwd"))).code).toBe("absolute_path");
-    expect(await refusal(disk.read("symlink-to-outside"))).toMatchObject({ code: "outside_root", status: 403, message: "resolved outside root" });
+    expect(await refusal(disk.read("symlink-to-outside"))).toMatchObject({
+      code: "outside_root",
+      status: 403,
+      message: "resolved outside root",
+    });
     const sub = await disk.subdir({ path: "skills" });
     expect(await sub.readText("hermes-fs-as-cap/SKILL.md")).toBe("# on disk\n");
     expect((await refusal(sub.read("../other-skill/SKILL.md"))).code).toBe("path_escapes");
@@ -107,7 +119,12 @@ describe("files", () => {
     const second = await fs.write("notes/a.txt", "hello, world", { contentType: "text/x-note" });
     expect(second).toEqual({ created: false, size: 12, etag: md5("hello, world") });
     expect(await fs.readText("notes/a.txt")).toBe("hello, world");
-    expect(await fs.stat("notes/a.txt")).toMatchObject({ type: "file", size: 12, etag: second.etag, contentType: "text/x-note" });
+    expect(await fs.stat("notes/a.txt")).toMatchObject({
+      type: "file",
+      size: 12,
+      etag: second.etag,
+      contentType: "text/x-note",
+    });
     expect(await fs.stat("notes")).toEqual({ type: "dir" });
     expect(await fs.stat("")).toEqual({ type: "dir" });
   });
@@ -129,7 +146,10 @@ describe("files", () => {
         else controller.close();
       },
     });
-    expect(await fs.write("bin/c.bin", stream, { length: bytes.length })).toMatchObject({ created: true, size: bytes.length });
+    expect(await fs.write("bin/c.bin", stream, { length: bytes.length })).toMatchObject({
+      created: true,
+      size: bytes.length,
+    });
     expect(md5(await fs.read("bin/c.bin"))).toBe(md5(bytes));
   });
 
@@ -151,12 +171,18 @@ describe("files", () => {
 
     expect(await fs.read("range.txt", { ifNoneMatch: etag })).toBeNull();
     expect(await fs.readText("range.txt", { ifNoneMatch: md5("other") })).toBe("0123456789");
-    expect(await refusal(fs.read("range.txt", { range: { start: 50 } }))).toMatchObject({ code: "range_not_satisfiable", status: 416 });
+    expect(await refusal(fs.read("range.txt", { range: { start: 50 } }))).toMatchObject({
+      code: "range_not_satisfiable",
+      status: 416,
+    });
   });
 
   it("conditional writes: ifNoneMatch * and ifMatch", async () => {
     const { etag } = await fs.write("cond.txt", "v1", { ifNoneMatch: "*" });
-    expect(await refusal(fs.write("cond.txt", "v2", { ifNoneMatch: "*" }))).toMatchObject({ code: "precondition_failed", status: 412 });
+    expect(await refusal(fs.write("cond.txt", "v2", { ifNoneMatch: "*" }))).toMatchObject({
+      code: "precondition_failed",
+      status: 412,
+    });
     expect((await refusal(fs.write("cond.txt", "v2", { ifMatch: md5("nope") }))).code).toBe("precondition_failed");
     expect(await fs.readText("cond.txt")).toBe("v1");
     expect(await fs.write("cond.txt", "v2", { ifMatch: etag })).toMatchObject({ created: false });
@@ -248,7 +274,12 @@ describe("caps", () => {
   it("info describes the cap and makes String() show the id, never the token", async () => {
     expect(String(fs)).not.toContain(token(fs));
     const info = await fs.info();
-    expect(info).toMatchObject({ rights: ["read", "write", "delete", "list", "subdir"], label: "sdk", parent: null, expiresAt: null });
+    expect(info).toMatchObject({
+      rights: ["read", "write", "delete", "list", "subdir"],
+      label: "sdk",
+      parent: null,
+      expiresAt: null,
+    });
     expect(typeof info.id).toBe("string");
     expect(Date.parse(info.createdAt)).toBeGreaterThan(0);
     expect(String(fs)).toBe(`FsCap(${info.id})`);
@@ -262,7 +293,12 @@ describe("caps", () => {
     expect(Date.parse(reader.expiresAt!)).toBeGreaterThan(Date.now());
     expect(reader.url).not.toBe(fs.url);
     expect(await reader.readText("doc.md")).toBe("doc");
-    expect(await reader.info()).toMatchObject({ id: reader.id, rights: ["read", "list"], label: "reader", parent: (await fs.info()).id });
+    expect(await reader.info()).toMatchObject({
+      id: reader.id,
+      rights: ["read", "list"],
+      label: "reader",
+      parent: (await fs.info()).id,
+    });
 
     expect(await refusal(reader.write("doc.md", "pwned"))).toMatchObject({ code: "forbidden", status: 403 });
     expect((await refusal(reader.delete("doc.md"))).code).toBe("forbidden");
@@ -325,7 +361,13 @@ describe("caps", () => {
 describe("admin", () => {
   it("mints, lists and revokes roots; a wrong admin token is unauthorized", async () => {
     const admin = new AdminClient(`${vault.url}/`, vault.adminToken);
-    const root = await admin.mintRoot({ backend: "r2", prefix: "admin-test/", rights: ["read", "list"], label: "ro", ttlSeconds: 3600 });
+    const root = await admin.mintRoot({
+      backend: "r2",
+      prefix: "admin-test/",
+      rights: ["read", "list"],
+      label: "ro",
+      ttlSeconds: 3600,
+    });
     expect(root.rights).toEqual(["read", "list"]);
     expect(await root.info()).toMatchObject({ label: "ro", rights: ["read", "list"] });
     const roots = await admin.listRoots();

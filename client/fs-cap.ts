@@ -397,7 +397,8 @@ function emptyStream(): ReadableStream<Uint8Array> {
  * caps that work for this client. Falls back to the server's `url`.
  */
 function childUrl(minted: MintedCap, mount: string): string {
-  if (typeof minted.token === "string" && /^[A-Za-z0-9_-]+$/.test(minted.token)) return `${mount}/object/${minted.token}`;
+  if (typeof minted.token === "string" && /^[A-Za-z0-9_-]+$/.test(minted.token))
+    return `${mount}/object/${minted.token}`;
   if (typeof minted.url === "string") return minted.url;
   throw new CapError("unavailable", 0, "the vault answered a mint without a token");
 }

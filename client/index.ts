@@ -10,6 +10,6 @@
 export { AdminClient } from "./admin-client.ts";
 export { CapError, isCapError } from "./cap-error.ts";
 export { FsCap } from "./fs-cap.ts";
+export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";
+export { createMemoryTool, MEMORY_TOOL_DEFINITION, memoryToolHandler } from "./memory-tool.ts";
 export type * from "./types.ts";
-export { createMemoryTool, memoryToolHandler, MEMORY_TOOL_DEFINITION } from "./memory-tool.ts";
-export type { MemoryTool, MemoryResult, MemoryToolResultBlock } from "./memory-tool.ts";

@@ -1,6 +1,6 @@
-import { fsCapTextFiles } from "./fs-cap-text-files.ts";
 import { createMemoryHandler, type MemoryResult } from "../memory-tool/memory-handler.ts";
 import { FsCap } from "./fs-cap.ts";
+import { fsCapTextFiles } from "./fs-cap-text-files.ts";
 import type { ClientOptions } from "./types.ts";
 
 export type { MemoryResult } from "../memory-tool/memory-handler.ts";

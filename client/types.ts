@@ -6,8 +6,8 @@ import type { ErrorCode } from "../shared/error-codes.ts";
 import type { Right } from "../shared/rights.ts";
 import type { Backend, ChildView, ListEntry, RootView } from "../shared/wire-types.ts";
 
-export type { ErrorCode, Right };
 export type { Backend, CapInfo, DirStat, FileStat, ListEntry, MintedCap, Stat } from "../shared/wire-types.ts";
+export type { ErrorCode, Right };
 /** A child as its parent sees it (`GET /children`). */
 export type ChildCap = ChildView;
 /** A root cap as the admin sees it: unlike caps, this shows backend and prefix. */
@@ -26,9 +26,6 @@ export interface ClientOptions {
   /** Replaces `globalThis.fetch`, e.g. a Worker service binding's `fetch` or a test double. */
   fetch?: FetchLike;
 }
-
-
-
 
 export interface ListPage {
   entries: ListEntry[];
@@ -115,8 +112,6 @@ export interface SubdirOptions {
   label?: string;
 }
 
-
-
 export interface RevokeResult {
   /**
    * `true` when every descendant was revoked before the response (HTTP 204).
@@ -127,7 +122,6 @@ export interface RevokeResult {
   detail?: unknown;
 }
 
-
 export interface MintRootOptions {
   backend: Backend;
   /** The root prefix (R2) or folder under the disk base (disk). `""` is allowed for disk. */
@@ -136,4 +130,3 @@ export interface MintRootOptions {
   label?: string;
   ttlSeconds?: number;
 }
-

@@ -47,7 +47,8 @@ function isReadableStream(value: unknown): value is ReadableStream<Uint8Array> {
  * unless the stream is a `FixedLengthStream`, so use one where it exists.
  */
 function fixedLength(stream: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
-  const FixedLengthStream = (globalThis as { FixedLengthStream?: new (n: number) => TransformStream<Uint8Array, Uint8Array> })
-    .FixedLengthStream;
+  const FixedLengthStream = (
+    globalThis as { FixedLengthStream?: new (n: number) => TransformStream<Uint8Array, Uint8Array> }
+  ).FixedLengthStream;
   return FixedLengthStream ? stream.pipeThrough(new FixedLengthStream(length)) : stream;
 }

@@ -9,22 +9,28 @@
  */
 import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { open, rename, unlink, type FileHandle } from "node:fs/promises";
-import { writeAllowed, type WritePreconditions } from "../shared/http-conditions.ts";
+import { type FileHandle, open, rename, unlink } from "node:fs/promises";
+import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
-import { paceDeadline, readWithin, TOO_SLOW, uploadDeadline, type UploadLimits } from "../storage-adapters/upload-limits.ts";
+import {
+  paceDeadline,
+  readWithin,
+  TOO_SLOW,
+  type UploadLimits,
+  uploadDeadline,
+} from "../storage-adapters/upload-limits.ts";
 import {
   closeEnd,
+  type DirChain,
   entryKey,
   inDir,
   OPEN_NOFOLLOW,
   openRoot,
   pruneEmptyDirs,
   userSteps,
-  walk,
-  type DirChain,
   type WalkEnd,
+  walk,
 } from "./beneath.ts";
 import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
@@ -70,7 +76,10 @@ export async function writeFile(
 ): Promise<Result<WriteOutcome>> {
   const reader = body.getReader();
   const bound = bodyBound(request.length, ctx.uploads);
-  const placed = segments.length === 0 ? fail("invalid_path", "a file operation needs a file name") : await placeTemp(ctx, levels, segments, request.preconditions);
+  const placed =
+    segments.length === 0
+      ? fail("invalid_path", "a file operation needs a file name")
+      : await placeTemp(ctx, levels, segments, request.preconditions);
   if (!placed.ok) {
     await drain(reader, bound);
     return placed;
@@ -104,7 +113,12 @@ export async function writeFile(
  * precondition) are decided here, before a byte is read; the precondition is
  * decided again, atomically, at commit.
  */
-async function placeTemp(ctx: HostContext, levels: string[][], segments: string[], pre: WritePreconditions): Promise<Result<PlacedTemp>> {
+async function placeTemp(
+  ctx: HostContext,
+  levels: string[][],
+  segments: string[],
+  pre: WritePreconditions,
+): Promise<Result<PlacedTemp>> {
   // A folder can be pruned by a concurrent delete between our mkdir and the
   // temp's creation; that shows as ENOENT and is simply tried again.
   for (let attempt = 0; attempt < 4; attempt++) {
@@ -117,7 +131,10 @@ async function placeTemp(ctx: HostContext, levels: string[][], segments: string[
     // A retry must not prune: a concurrent write may be about to use the folders (and prune ours back).
     let retrying = true;
     try {
-      const end = await walk(root.value.chain, userSteps(segments), { followFinal: true, mkdirs: { mode: ctx.dirMode, final: false } });
+      const end = await walk(root.value.chain, userSteps(segments), {
+        followFinal: true,
+        mkdirs: { mode: ctx.dirMode, final: false },
+      });
       if (!end.ok) {
         if (end.error.code === "not_found") continue;
         return end;
@@ -173,7 +190,11 @@ export interface BodyBound {
 /** The bound of a body of `length` bytes starting now, under `limits`. */
 export function bodyBound(length: number, limits: UploadLimits): BodyBound {
   const start = Date.now();
-  return { idleMs: limits.idleMs, deadline: uploadDeadline(length, limits, start), pace: (received) => paceDeadline(start, received, limits) };
+  return {
+    idleMs: limits.idleMs,
+    deadline: uploadDeadline(length, limits, start),
+    pace: (received) => paceDeadline(start, received, limits),
+  };
 }
 
 /**
@@ -196,7 +217,12 @@ export async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, bou
 }
 
 /** Streams exactly `length` bytes into the temp file, hashing as it goes; too slow a body fails it. */
-async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: FileHandle, length: number, bound: BodyBound): Promise<Result<string>> {
+async function receive(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  handle: FileHandle,
+  length: number,
+  bound: BodyBound,
+): Promise<Result<string>> {
   const md5 = createHash("md5");
   let received = 0;
   for (;;) {
@@ -224,7 +250,13 @@ async function receive(reader: ReadableStreamDefaultReader<Uint8Array>, handle: 
 }
 
 /** Under the target's lock: judge the precondition against what is there now, then rename. */
-async function commit(ctx: HostContext, target: PlacedTemp, stat: BigIntStats, etag: string, request: WriteRequest): Promise<Result<WriteOutcome>> {
+async function commit(
+  ctx: HostContext,
+  target: PlacedTemp,
+  stat: BigIntStats,
+  etag: string,
+  request: WriteRequest,
+): Promise<Result<WriteOutcome>> {
   const dir = target.chain.top;
   let current: { file: FileHandle; stat: BigIntStats } | null = null;
   try {
@@ -259,6 +291,11 @@ async function commit(ctx: HostContext, target: PlacedTemp, stat: BigIntStats, e
 }
 
 /** The etag a precondition is judged against; without one, a file placed by hand is not hashed for nothing. */
-async function currentEtag(ctx: HostContext, file: FileHandle, stat: BigIntStats, pre: WritePreconditions): Promise<string> {
+async function currentEtag(
+  ctx: HostContext,
+  file: FileHandle,
+  stat: BigIntStats,
+  pre: WritePreconditions,
+): Promise<string> {
   return pre.ifMatch === undefined && pre.ifNoneMatch === undefined ? "" : ctx.meta.etagOf(file, stat);
 }

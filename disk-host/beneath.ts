@@ -11,12 +11,12 @@
  * read and its target resolved by us, one component at a time, under the same
  * rules, so no swap between two steps can redirect a later one.
  */
-import { constants, type BigIntStats } from "node:fs";
-import { mkdir, open, readlink, rmdir, type FileHandle } from "node:fs/promises";
+import { type BigIntStats, constants } from "node:fs";
+import { type FileHandle, mkdir, open, readlink, rmdir } from "node:fs/promises";
 import { RESERVED_NAME_PREFIX } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import { errnoOf, failFromFs } from "./fs-errors.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { errnoOf, failFromFs } from "./fs-errors.ts";
 
 /** Opens exactly the named entry: never through a link in its last component, never blocking on a FIFO. */
 export const OPEN_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -285,7 +285,11 @@ export type RootEnd =
  * root passes through a link gets no more than its parent could reach.
  * With `mkdirMode`, missing levels are created.
  */
-export async function openRoot(base: FileHandle, levels: readonly (readonly string[])[], mkdirMode: number | null): Promise<Result<RootEnd>> {
+export async function openRoot(
+  base: FileHandle,
+  levels: readonly (readonly string[])[],
+  mkdirMode: number | null,
+): Promise<Result<RootEnd>> {
   const owned: FileHandle[] = [];
   const release = async () => {
     for (const handle of owned.splice(0).reverse()) await handle.close().catch(() => undefined);
@@ -343,7 +347,6 @@ function linkStep(name: string): Step {
 function components(path: string): string[] {
   return path.split("/").filter((part) => part !== "" && part !== ".");
 }
-
 
 /** The link's target; `null` if it is not UTF-8 (refused), `"changed"` if it stopped being a link. */
 async function readLinkIn(dir: FileHandle, name: string): Promise<string | null | "changed"> {

@@ -26,6 +26,7 @@ export function checkedSegments(segments: readonly string[]): Result<string[]> {
   if (segments.length === 0) return ok([]);
   const parsed = parseRelPath(segments.join("/"));
   if (!parsed.ok) return parsed;
-  const same = parsed.value.segments.length === segments.length && parsed.value.segments.every((s, i) => s === segments[i]);
+  const same =
+    parsed.value.segments.length === segments.length && parsed.value.segments.every((s, i) => s === segments[i]);
   return same ? ok([...segments]) : fail("invalid_path");
 }

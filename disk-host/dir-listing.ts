@@ -1,6 +1,6 @@
-import type { ListEntry, ListPage } from "../storage-adapters/storage-adapter.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
-import { closeEnd, walk, type DirChain } from "./beneath.ts";
+import type { ListEntry, ListPage } from "../storage-adapters/storage-adapter.ts";
+import { closeEnd, type DirChain, walk } from "./beneath.ts";
 import { addressableNames, holdsFile } from "./dir-visibility.ts";
 import type { HostContext } from "./host-context.ts";
 import { modifiedIso } from "./meta-store.ts";
@@ -12,7 +12,13 @@ import { modifiedIso } from "./meta-store.ts";
  * holding no file) are left out, so a listing shows only what the cap reaches.
  * `next` is the last name returned when more entries exist, else `null`.
  */
-export async function listPage(ctx: HostContext, chain: DirChain, after: string | null, limit: number, atCapRoot: boolean): Promise<ListPage> {
+export async function listPage(
+  ctx: HostContext,
+  chain: DirChain,
+  after: string | null,
+  limit: number,
+  atCapRoot: boolean,
+): Promise<ListPage> {
   const names = (await addressableNames(chain.top, atCapRoot))
     .map((entry) => entry.name)
     .filter((name) => after === null || compareUtf8(name, after) > 0)

@@ -7,9 +7,9 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { readdir } from "node:fs/promises";
-import { closeEnd, heldPath, walk, type DirChain } from "./beneath.ts";
 import { isListableName } from "../shared/rel-path.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { closeEnd, type DirChain, heldPath, walk } from "./beneath.ts";
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
 export const ENTRY_BUDGET = 10_000;
@@ -29,7 +29,6 @@ export interface DirName {
   regularHint: boolean;
 }
 
-
 /**
  * The entries of a held folder that a cap could name: UTF-8, accepted
  * unchanged by the path parser (as a whole path if the folder is the cap's root).
@@ -46,7 +45,12 @@ export async function addressableNames(dir: FileHandle, atCapRoot: boolean): Pro
 }
 
 /** Whether `chain.top` holds a file a cap could read, at any depth, links followed within the boundary. */
-export async function holdsFile(chain: DirChain, budget = { left: ENTRY_BUDGET }, seen = new Set<string>(), depth = 0): Promise<boolean> {
+export async function holdsFile(
+  chain: DirChain,
+  budget = { left: ENTRY_BUDGET },
+  seen = new Set<string>(),
+  depth = 0,
+): Promise<boolean> {
   if (depth > MAX_TREE_DEPTH) return true;
   const self = await chain.top.stat({ bigint: true });
   const id = `${self.dev}:${self.ino}`;

@@ -5,34 +5,39 @@
  * Every name is resolved by `walk`, beneath the cap's root.
  */
 import type { BigIntStats } from "node:fs";
-import { open, rename, unlink, type FileHandle } from "node:fs/promises";
+import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { FileMeta, ListPage, ReadOptions, ReadOutcome, StatOutcome } from "../storage-adapters/storage-adapter.ts";
 import {
   closeEnd,
+  type DirChain,
   entryKey,
   inDir,
   OPEN_NOFOLLOW,
   openRoot,
   pruneEmptyDirs,
   userSteps,
-  walk,
-  type DirChain,
   type WalkEnd,
+  walk,
 } from "./beneath.ts";
 import { listPage } from "./dir-listing.ts";
 import { holdsFile } from "./dir-visibility.ts";
 import { removeEmptyFolder } from "./empty-folders.ts";
+import { fileRangeStream } from "./file-range-stream.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
-import { fileRangeStream } from "./file-range-stream.ts";
 
 const NEEDS_NAME = "a file operation needs a file name";
 const IS_DIR = "that path is a directory";
 
-export async function readFile(ctx: HostContext, levels: string[][], segments: string[], options: ReadOptions): Promise<Result<ReadOutcome>> {
+export async function readFile(
+  ctx: HostContext,
+  levels: string[][],
+  segments: string[],
+  options: ReadOptions,
+): Promise<Result<ReadOutcome>> {
   if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
   return withRoot(ctx, levels, async (root) => {
     if (!root) return fail("not_found");
@@ -90,7 +95,9 @@ export async function listPath(
     try {
       if (found.kind === "dir") {
         const exists = found.chain.atBoundary || options.after !== null || (await holdsFile(found.chain));
-        return exists ? ok(await listPage(ctx, found.chain, options.after, options.limit, segments.length === 0)) : fail("not_found");
+        return exists
+          ? ok(await listPage(ctx, found.chain, options.after, options.limit, segments.length === 0))
+          : fail("not_found");
       }
       if (options.after !== null) return ok(empty);
       return found.kind === "file" ? fail("conflict", "that path is a file") : fail("not_found");
@@ -144,7 +151,8 @@ export async function moveFile(
     try {
       const source = await judgeEntry(src, "cannot move a directory", LINK_IS_ENTRY);
       if (!source.ok) return source;
-      const walkDst = () => walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
+      const walkDst = () =>
+        walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
       let dstEnd = await walkDst();
       if (dstEnd.ok && dstEnd.value.kind === "dir") {
         // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
@@ -154,7 +162,8 @@ export async function moveFile(
       }
       if (!dstEnd.ok) return dstEnd;
       dst = dstEnd.value;
-      if (dst.kind === "absent" || dst.kind === "blocked") return fail("conflict", "a parent of the destination is a file");
+      if (dst.kind === "absent" || dst.kind === "blocked")
+        return fail("conflict", "a parent of the destination is a file");
       if (dst.kind === "dir") return fail("conflict", "the destination is a directory");
       if (dst.kind === "special") return fail("conflict");
       let existing: string | null = null;
@@ -168,7 +177,8 @@ export async function moveFile(
       const [from, onto] = [src, dst];
       const [srcKey, dstKey] = [await entryKey(from.chain.top, from.name), await entryKey(onto.chain.top, onto.name)];
       // The same file under both names (itself, or through a link): nothing to move.
-      if (srcKey === dstKey || existing === source.value) return overwrite ? ok(null) : fail("conflict", "the destination exists");
+      if (srcKey === dstKey || existing === source.value)
+        return overwrite ? ok(null) : fail("conflict", "the destination exists");
       const result = await ctx.locks.run([srcKey, dstKey], () => renameEntry(ctx, from, onto, overwrite));
       moved = result.ok;
       return result;
@@ -199,7 +209,11 @@ export async function prepareRoot(ctx: HostContext, levels: string[][], create: 
 }
 
 /** Resolves the root (never creating it) and runs `use` with it, or with `null` for an empty root. */
-async function withRoot<T>(ctx: HostContext, levels: string[][], use: (root: DirChain | null) => Promise<Result<T>>): Promise<Result<T>> {
+async function withRoot<T>(
+  ctx: HostContext,
+  levels: string[][],
+  use: (root: DirChain | null) => Promise<Result<T>>,
+): Promise<Result<T>> {
   try {
     const root = await openRoot(ctx.base, levels, null);
     if (!root.ok) return root;
@@ -235,7 +249,8 @@ async function locate(ctx: HostContext, root: DirChain, segments: string[]): Pro
     if (!end.ok) return end;
     const found = end.value;
     try {
-      if (found.kind === "dir") return ok({ kind: "dir", visible: found.chain.atBoundary || (await holdsFile(found.chain)) });
+      if (found.kind === "dir")
+        return ok({ kind: "dir", visible: found.chain.atBoundary || (await holdsFile(found.chain)) });
       if (found.kind !== "file") return ok({ kind: "none" });
       await found.file.close();
       const dir = found.chain.top;
@@ -249,7 +264,11 @@ async function locate(ctx: HostContext, root: DirChain, segments: string[]): Pro
 }
 
 /** `null` when `name` is no longer a regular file (swapped since it was resolved). */
-async function openDescribed(ctx: HostContext, dir: FileHandle, name: string): Promise<{ file: FileHandle; stat: BigIntStats; meta: FileMeta } | null> {
+async function openDescribed(
+  ctx: HostContext,
+  dir: FileHandle,
+  name: string,
+): Promise<{ file: FileHandle; stat: BigIntStats; meta: FileMeta } | null> {
   let file: FileHandle;
   try {
     file = await open(inDir(dir, name), OPEN_NOFOLLOW);
@@ -286,13 +305,20 @@ const LINK_IS_ENTRY = true;
  * that name (then the folder's identity); `outside_root` for a link leading
  * outside; else `not_found`.
  */
-async function judgeEntry(found: WalkEnd, dirMessage: string, linkIsEntry = false, throughLink = false): Promise<Result<string>> {
+async function judgeEntry(
+  found: WalkEnd,
+  dirMessage: string,
+  linkIsEntry = false,
+  throughLink = false,
+): Promise<Result<string>> {
   switch (found.kind) {
     case "file":
       return ok(identity(found.stat));
     case "dir":
       if (!(await holdsFile(found.chain))) return fail("not_found");
-      return linkIsEntry && throughLink ? ok(identity(await found.chain.top.stat({ bigint: true }))) : fail("conflict", dirMessage);
+      return linkIsEntry && throughLink
+        ? ok(identity(await found.chain.top.stat({ bigint: true })))
+        : fail("conflict", dirMessage);
     case "link": {
       const end = await walk(found.chain, [{ name: found.name, fromLink: false }], { followFinal: true });
       if (!end.ok) return end;
@@ -352,12 +378,14 @@ async function renameEntry(
     try {
       await rename(inDir(src.chain.top, src.name), inDir(dst.chain.top, dst.name));
     } catch (error) {
-      if (errnoOf(error) === "EXDEV") return fail("unavailable", "the destination is on another filesystem; the source is untouched");
+      if (errnoOf(error) === "EXDEV")
+        return fail("unavailable", "the destination is on another filesystem; the source is untouched");
       throw error;
     }
     await dst.chain.top.sync();
     await src.chain.top.sync();
-    if (replaced && replacedStat && (await replaced.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(replacedStat);
+    if (replaced && replacedStat && (await replaced.stat({ bigint: true })).nlink === 0n)
+      await ctx.meta.forget(replacedStat);
     return ok(null);
   } catch (error) {
     return failFromFs(error, "writing");

@@ -9,11 +9,10 @@
  * holding anything (a file, a link, a write's temp) is left, and refused.
  */
 import { constants } from "node:fs";
-import { open, readdir, rmdir, type FileHandle } from "node:fs/promises";
-import { closeEnd, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk, type DirChain } from "./beneath.ts";
+import { type FileHandle, open, readdir, rmdir } from "node:fs/promises";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
+import { closeEnd, type DirChain, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk } from "./beneath.ts";
 import { ENTRY_BUDGET, MAX_TREE_DEPTH } from "./dir-visibility.ts";
-
 
 /**
  * Removes the folder the holder named by `segments` beneath `root` if it

@@ -39,6 +39,10 @@ export function failFromFs(error: unknown, doing: "reading" | "writing"): Result
 export function logUnexpected(error: unknown): void {
   const code = errnoOf(error);
   const syscall = (error as { syscall?: unknown } | null)?.syscall;
-  const what = code ? `${code}${typeof syscall === "string" ? ` in ${syscall}` : ""}` : error instanceof Error ? error.name : "unknown error";
+  const what = code
+    ? `${code}${typeof syscall === "string" ? ` in ${syscall}` : ""}`
+    : error instanceof Error
+      ? error.name
+      : "unknown error";
   console.error(`disk host: unexpected ${what}`);
 }

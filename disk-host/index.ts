@@ -23,6 +23,7 @@ import { mkdir, open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { fail } from "../shared/result.ts";
 import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
+import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
@@ -31,7 +32,6 @@ import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
 import { cleanStaleTemps } from "./stale-temps.ts";
 import { DISK_HOST_UPLOAD_LIMITS } from "./upload-bounds.ts";
-import { UploadSlots, type UploadLimits } from "../storage-adapters/upload-limits.ts";
 
 export interface DiskHostOptions {
   /** The base folder (`CAPVAULT_DISK_ROOT`); created (mode `dirMode`) if missing. */
@@ -92,12 +92,18 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
     async fetch(request) {
       if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
         await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+        return new Response(JSON.stringify(fail("unavailable")), {
+          status: 200,
+          headers: { "content-type": "application/json" },
+        });
       }
       const ctx = closing ? null : await ready.catch(() => null);
       if (!ctx || closing) {
         await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(fail("unavailable")), { status: 200, headers: { "content-type": "application/json" } });
+        return new Response(JSON.stringify(fail("unavailable")), {
+          status: 200,
+          headers: { "content-type": "application/json" },
+        });
       }
       running++;
       try {
@@ -120,7 +126,12 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   };
 }
 
-async function openContext(baseDir: string, fileMode: number, dirMode: number, uploads: UploadLimits): Promise<HostContext> {
+async function openContext(
+  baseDir: string,
+  fileMode: number,
+  dirMode: number,
+  uploads: UploadLimits,
+): Promise<HostContext> {
   // The base folder itself is the operator's choice, so its path may pass
   // through links; from here on only the held descriptor is used.
   const base = await open(baseDir, constants.O_RDONLY | constants.O_DIRECTORY);
@@ -133,7 +144,16 @@ async function openContext(baseDir: string, fileMode: number, dirMode: number, u
       await metaDir.close();
       throw new Error("the disk root's .capvault-meta is not a folder");
     }
-    return { base, meta: new MetaStore(metaDir), locks: new KeyedLock(), inFlight: new Set(), fileMode, dirMode, uploads, uploadSlots: new UploadSlots() };
+    return {
+      base,
+      meta: new MetaStore(metaDir),
+      locks: new KeyedLock(),
+      inFlight: new Set(),
+      fileMode,
+      dirMode,
+      uploads,
+      uploadSlots: new UploadSlots(),
+    };
   } catch (error) {
     await base.close();
     if (errnoOf(error) === "ELOOP") throw new Error("the disk root's .capvault-meta is a link; refusing to use it");

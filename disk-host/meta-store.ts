@@ -15,8 +15,8 @@
  * and cached in memory by dev+ino+size+mtime.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
-import { open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { type BigIntStats, constants } from "node:fs";
+import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
 import { DEFAULT_CONTENT_TYPE, type FileMeta } from "../storage-adapters/storage-adapter.ts";
 import { heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";

@@ -1,8 +1,14 @@
 import { fail, type Result } from "../shared/result.ts";
-import { decodeCall, encodeReadMeta, READ_META_HEADER, splitFrame, type DiskCall } from "../storage-adapters/disk-protocol.ts";
+import {
+  type DiskCall,
+  decodeCall,
+  encodeReadMeta,
+  READ_META_HEADER,
+  splitFrame,
+} from "../storage-adapters/disk-protocol.ts";
 import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
-import { bodyBound, drain, writeFile, type BodyBound } from "./atomic-write.ts";
 import { TOO_MANY_UPLOADS } from "../storage-adapters/upload-limits.ts";
+import { type BodyBound, bodyBound, drain, writeFile } from "./atomic-write.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";

@@ -24,7 +24,10 @@ export interface DiskHostSocket {
  * const socket = await serveOnUnixSocket((request) => disk.fetch(request), "/tmp/capvault-x/disk.sock");
  * new Miniflare({ serviceBindings: { DISK: { external: { address: "unix:/tmp/capvault-x/disk.sock", http: {} } } } });
  */
-export function serveOnUnixSocket(handler: (request: Request) => Promise<Response>, socketPath: string): Promise<DiskHostSocket> {
+export function serveOnUnixSocket(
+  handler: (request: Request) => Promise<Response>,
+  socketPath: string,
+): Promise<DiskHostSocket> {
   const server = createServer((req, res) => {
     // The handler never throws by contract; a broken call is cut, never answered with a host error.
     answer(handler, req, res).catch(() => res.destroy());
@@ -52,7 +55,11 @@ export function serveOnUnixSocket(handler: (request: Request) => Promise<Respons
   });
 }
 
-async function answer(handler: (request: Request) => Promise<Response>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(
+  handler: (request: Request) => Promise<Response>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const headers = new Headers();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";

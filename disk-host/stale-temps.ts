@@ -1,9 +1,9 @@
-import { open, readdir, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { type FileHandle, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { DirChain, heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity, META_DIR_NAME, TEMP_PREFIX } from "./meta-store.ts";
-import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 /** Deeper trees are left alone: a bound on the sweep, not a rule of the vault. */
 const MAX_DEPTH = 256;
@@ -44,7 +44,14 @@ async function sweep(ctx: HostContext, chain: DirChain, live: Set<string>, depth
       await chain.pop();
       // A crash can leave a folder that only ever held the temp; folders
       // exist only while they hold a file.
-      if (emptied && (await rmdir(inDir(chain.top, name)).then(() => true, () => false))) removedTemp = true;
+      if (
+        emptied &&
+        (await rmdir(inDir(chain.top, name)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        removedTemp = true;
       continue;
     }
     await handle.close();

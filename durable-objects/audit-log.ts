@@ -44,7 +44,10 @@ export class AuditLog {
       const same = this.sql
         .exec<{ seq: number; count: number }>(
           `SELECT seq, count FROM ${TABLE} WHERE outcome = ? AND op = ? AND path IS ? AND child IS ? LIMIT 1`,
-          outcome, op, path, child,
+          outcome,
+          op,
+          path,
+          child,
         )
         .toArray()[0];
       if (same) {
@@ -52,11 +55,20 @@ export class AuditLog {
         this.sql.exec(`DELETE FROM ${TABLE} WHERE seq = ?`, same.seq);
       }
     }
-    this.sql.exec(`INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`, Date.now(), op, path, outcome, child, count);
+    this.sql.exec(
+      `INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`,
+      Date.now(),
+      op,
+      path,
+      outcome,
+      child,
+      count,
+    );
     const done = result.ok ? 1 : 0;
     this.sql.exec(
       `DELETE FROM ${TABLE} WHERE seq IN (SELECT seq FROM ${TABLE} WHERE (outcome = 'ok') = ? ORDER BY seq DESC LIMIT -1 OFFSET ?)`,
-      done, result.ok ? KEEP_DONE : KEEP_REFUSED,
+      done,
+      result.ok ? KEEP_DONE : KEEP_REFUSED,
     );
   }
 
@@ -83,7 +95,9 @@ export class AuditLog {
       count INTEGER NOT NULL DEFAULT 1)`);
     // The table before refusals were kept apart: carry its lines over once.
     if (this.exists("audit")) {
-      this.sql.exec(`INSERT INTO ${TABLE} (at, op, path, outcome, child) SELECT at, op, path, outcome, child FROM audit ORDER BY seq`);
+      this.sql.exec(
+        `INSERT INTO ${TABLE} (at, op, path, outcome, child) SELECT at, op, path, outcome, child FROM audit ORDER BY seq`,
+      );
       this.sql.exec("DROP TABLE audit");
     }
   }

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
-import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES, type RelPath } from "../shared/rel-path.ts";
-import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
+import { childRoot, MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../shared/rel-path.ts";
+import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
@@ -14,19 +14,19 @@ import type {
   WriteOutcome,
 } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
+import { type AuditEntry, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
 import {
-  isoOrNull,
   type CapInfo,
   type CapRecord,
   type CapRef,
   type ChildRecord,
+  isoOrNull,
   type MintedCap,
   type Tombstone,
 } from "./cap-record.ts";
-import { AuditLog, KEEP_DONE, KEEP_REFUSED, type AuditEntry } from "./audit-log.ts";
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
-import { childPage, type ChildPage } from "./child-page.ts";
+import { type ChildPage, childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
@@ -58,7 +58,6 @@ export interface ListResult {
   entries: ListEntry[];
   cursor: string | null;
 }
-
 
 /**
  * One capability. This object is the single chokepoint for its authority:
@@ -110,9 +109,13 @@ export class CapObject extends DurableObject<CapEnv> {
     if (cap.parent) {
       // Best effort: a parent that missed this still lists a dead child until
       // it is asked to revoke it, which then finds nothing and succeeds.
-      await this.capStub(cap.parent.key).forgetChild(cap.id).catch(() => null);
+      await this.capStub(cap.parent.key)
+        .forgetChild(cap.id)
+        .catch(() => null);
     } else {
-      await this.registry().forgetRoot(cap.id).catch(() => null);
+      await this.registry()
+        .forgetRoot(cap.id)
+        .catch(() => null);
     }
     return ok(outcome);
   }
@@ -161,15 +164,24 @@ export class CapObject extends DurableObject<CapEnv> {
     return storage.read(cap.root, path, options);
   }
 
-  async writeFile(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
+  async writeFile(
+    rawPath: string | null,
+    body: ReadableStream<Uint8Array>,
+    request: WriteRequest,
+  ): Promise<Result<WriteOutcome>> {
     return this.audited("write", rawPath, true, () => this.writeUnaudited(rawPath, body, request));
   }
 
-  private async writeUnaudited(rawPath: string | null, body: ReadableStream<Uint8Array>, request: WriteRequest): Promise<Result<WriteOutcome>> {
+  private async writeUnaudited(
+    rawPath: string | null,
+    body: ReadableStream<Uint8Array>,
+    request: WriteRequest,
+  ): Promise<Result<WriteOutcome>> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return refuseBody(body, access, request.length);
     const { cap, path, storage } = access.value;
-    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"), request.length);
+    if (etagConditionWithoutRead(cap.rights, request))
+      return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"), request.length);
     if (request.length > this.maxFileBytes()) {
       return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`), request.length);
     }
@@ -206,11 +218,19 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListResult>> {
+  async listDir(
+    rawPath: string | null,
+    rawCursor: string | null,
+    rawLimit: string | null,
+  ): Promise<Result<ListResult>> {
     return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
   }
 
-  private async listUnaudited(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListResult>> {
+  private async listUnaudited(
+    rawPath: string | null,
+    rawCursor: string | null,
+    rawLimit: string | null,
+  ): Promise<Result<ListResult>> {
     const access = await this.authorize(["list"], rawPath, { rootAllowed: true });
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -220,7 +240,10 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!after.ok) return after;
     const page = await storage.list(cap.root, path, { after: after.value, limit: limit.value });
     if (!page.ok) return page;
-    return ok({ entries: entriesFor(cap.rights, page.value.entries), cursor: page.value.next === null ? null : encodeCursor(page.value.next) });
+    return ok({
+      entries: entriesFor(cap.rights, page.value.entries),
+      cursor: page.value.next === null ? null : encodeCursor(page.value.next),
+    });
   }
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
@@ -269,8 +292,15 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!added.ok) return added;
     const stub = this.capStub(key);
     const made = await stub.init({
-      id, key, backend: cap.backend, root, rights, label: request.label,
-      createdAt: now, expiresAt, parent: { id: cap.id, key: cap.key },
+      id,
+      key,
+      backend: cap.backend,
+      root,
+      rights,
+      label: request.label,
+      createdAt: now,
+      expiresAt,
+      parent: { id: cap.id, key: cap.key },
     });
     if (!made.ok) return made;
     if (!(await this.live())) {
@@ -281,7 +311,10 @@ export class CapObject extends DurableObject<CapEnv> {
       if (!undone?.ok) {
         // The child's record is what the alarm's cascade walks.
         const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
-        await this.ctx.storage.put({ [CHILD + id]: { id, key }, [TOMBSTONE]: { pending: [], parent: earlier?.parent ?? null } satisfies Tombstone });
+        await this.ctx.storage.put({
+          [CHILD + id]: { id, key },
+          [TOMBSTONE]: { pending: [], parent: earlier?.parent ?? null } satisfies Tombstone,
+        });
         await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
       }
       return noSuchCap();
@@ -301,8 +334,11 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!cap) return noSuchCap();
     if (!cap.rights.includes("subdir")) return fail("forbidden", "revoking children needs the subdir right");
     const child = typeof id === "string" ? await this.ctx.storage.get<ChildRecord>(CHILD + id) : undefined;
-    if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now())) return fail("not_found", "no such child");
-    const outcome = await this.capStub(child.key).revokeSubtree().catch(() => fail<RevokeOutcome>("unavailable"));
+    if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now()))
+      return fail("not_found", "no such child");
+    const outcome = await this.capStub(child.key)
+      .revokeSubtree()
+      .catch(() => fail<RevokeOutcome>("unavailable"));
     if (!outcome.ok) return outcome;
     await removeChild(this.ctx.storage, id);
     await this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
@@ -352,13 +388,24 @@ export class CapObject extends DurableObject<CapEnv> {
     await Promise.all(stopping.map((op) => op.settled));
   }
 
-  private async audited<T>(op: string, rawPath: string | null, mutation: boolean, run: () => Promise<Result<T>>): Promise<Result<T>> {
+  private async audited<T>(
+    op: string,
+    rawPath: string | null,
+    mutation: boolean,
+    run: () => Promise<Result<T>>,
+  ): Promise<Result<T>> {
     const result = await run();
     await this.recordIfLive(op, rawPath, result, mutation, null);
     return result;
   }
 
-  private async recordIfLive(op: string, path: string | null, result: Result<unknown>, mutation: boolean, child: string | null): Promise<void> {
+  private async recordIfLive(
+    op: string,
+    path: string | null,
+    result: Result<unknown>,
+    mutation: boolean,
+    child: string | null,
+  ): Promise<void> {
     if (!result.ok && result.error.code === "no_such_cap") return;
     // Revoked while the operation ran: a dead cap keeps no log.
     if (!(await this.live())) return;
@@ -384,8 +431,11 @@ export class CapObject extends DurableObject<CapEnv> {
   ): Promise<Result<{ cap: CapRecord; path: RelPath; storage: StorageAdapter }>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
-    const allowed = options.any ? needed.some((r) => cap.rights.includes(r)) : needed.every((r) => cap.rights.includes(r));
-    if (!allowed) return fail("forbidden", `this operation needs the ${needed.join(options.any ? " or " : " and ")} right`);
+    const allowed = options.any
+      ? needed.some((r) => cap.rights.includes(r))
+      : needed.every((r) => cap.rights.includes(r));
+    if (!allowed)
+      return fail("forbidden", `this operation needs the ${needed.join(options.any ? " or " : " and ")} right`);
     const path = options.rootAllowed ? parseRelPath(rawPath) : this.parseFilePath(rawPath);
     if (!path.ok) return path;
     const storage = selectStorage(this.env, cap.backend);
@@ -470,7 +520,11 @@ function noSuchCap<T>(): Result<T> {
  * then sees a failed body and stores nothing (R2 puts and disk renames are
  * all or nothing).
  */
-function cutOnAbort(source: ReadableStream<Uint8Array>, signal: AbortSignal, deadline: number | null): ReadableStream<Uint8Array> {
+function cutOnAbort(
+  source: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  deadline: number | null,
+): ReadableStream<Uint8Array> {
   let controller!: TransformStreamDefaultController<Uint8Array>;
   const guard = new TransformStream<Uint8Array, Uint8Array>({
     start(c) {

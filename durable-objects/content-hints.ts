@@ -1,6 +1,6 @@
+import type { WritePreconditions } from "../shared/http-conditions.ts";
 import type { Right } from "../shared/rights.ts";
 import type { ListEntry, Stat } from "../shared/wire-types.ts";
-import type { WritePreconditions } from "../shared/http-conditions.ts";
 
 /**
  * Etags are the plain MD5 of a file's bytes: an unkeyed content hash. Shown to

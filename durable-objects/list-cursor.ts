@@ -1,6 +1,6 @@
+import { isListableName } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
-import { isListableName } from "../shared/rel-path.ts";
 
 export const MAX_LIST_LIMIT = 1000;
 

@@ -19,7 +19,9 @@ export async function revokeChildren(storage: DurableObjectStorage, revokeOne: R
   let pending = 0;
   let startAfter: string | undefined;
   for (;;) {
-    const batch = [...(await storage.list<CapRef>({ prefix: CHILD, limit: BATCH, ...(startAfter ? { startAfter } : {}) }))];
+    const batch = [
+      ...(await storage.list<CapRef>({ prefix: CHILD, limit: BATCH, ...(startAfter ? { startAfter } : {}) })),
+    ];
     if (batch.length === 0) return pending;
     startAfter = batch[batch.length - 1]![0];
     const done: string[] = [];

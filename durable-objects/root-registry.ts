@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
-import { childRoot, parseRelPath, utf8Length, MAX_KEY_BYTES } from "../shared/rel-path.ts";
+import { childRoot, MAX_KEY_BYTES, parseRelPath, utf8Length } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
@@ -8,7 +8,7 @@ import type { RootView } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
-import { isoOrNull, type Backend, type CapRef, type MintedCap } from "./cap-record.ts";
+import { type Backend, type CapRef, isoOrNull, type MintedCap } from "./cap-record.ts";
 
 const ROOT = "root:";
 
@@ -21,7 +21,6 @@ interface RootRecord extends CapRef {
   expiresAt: number | null;
 }
 
-
 export interface RootRequest extends GrantRequest {
   backend: string;
 }
@@ -33,7 +32,8 @@ export interface RootRequest extends GrantRequest {
  */
 export class RootRegistry extends DurableObject<CapEnv> {
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
-    if (request.backend !== "r2" && request.backend !== "disk") return fail("bad_request", 'backend must be "r2" or "disk"');
+    if (request.backend !== "r2" && request.backend !== "disk")
+      return fail("bad_request", 'backend must be "r2" or "disk"');
     const backend: Backend = request.backend;
     const storage = selectStorage(this.env, backend);
     if (!storage) return fail("bad_request", `the ${backend} backend is not configured on this deployment`);
@@ -52,10 +52,25 @@ export class RootRegistry extends DurableObject<CapEnv> {
     const token = minted.value;
     const { key, id } = await digestToken(token);
     await this.ctx.storage.put(ROOT + id, {
-      id, key, label: request.label, backend, prefix, rights, createdAt: now, expiresAt,
+      id,
+      key,
+      label: request.label,
+      backend,
+      prefix,
+      rights,
+      createdAt: now,
+      expiresAt,
     } satisfies RootRecord);
     const made = await this.cap(key).init({
-      id, key, backend, root: [prefix], rights, label: request.label, createdAt: now, expiresAt, parent: null,
+      id,
+      key,
+      backend,
+      root: [prefix],
+      rights,
+      label: request.label,
+      createdAt: now,
+      expiresAt,
+      parent: null,
     });
     if (!made.ok) return made;
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
@@ -68,8 +83,13 @@ export class RootRegistry extends DurableObject<CapEnv> {
       .filter((r) => r.expiresAt === null || r.expiresAt > now)
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((r) => ({
-        id: r.id, label: r.label, backend: r.backend, prefix: r.prefix, rights: r.rights,
-        createdAt: new Date(r.createdAt).toISOString(), expiresAt: isoOrNull(r.expiresAt),
+        id: r.id,
+        label: r.label,
+        backend: r.backend,
+        prefix: r.prefix,
+        rights: r.rights,
+        createdAt: new Date(r.createdAt).toISOString(),
+        expiresAt: isoOrNull(r.expiresAt),
       }));
     return { roots };
   }
@@ -78,7 +98,9 @@ export class RootRegistry extends DurableObject<CapEnv> {
     const record = typeof id === "string" ? await this.ctx.storage.get<RootRecord>(ROOT + id) : undefined;
     if (!record) return fail("not_found", "no such root");
     // A DO RPC must answer with a Result, never reject: an unreachable root is a storage failure.
-    const outcome = await this.cap(record.key).revokeSubtree().catch(() => fail<RevokeOutcome>("unavailable"));
+    const outcome = await this.cap(record.key)
+      .revokeSubtree()
+      .catch(() => fail<RevokeOutcome>("unavailable"));
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(ROOT + id);
     return outcome;

@@ -23,7 +23,8 @@ export async function loadAdminToken(
   try {
     const saved = (await readFile(file, "utf8")).trim();
     if (saved.length >= MIN_ADMIN_TOKEN_LENGTH) return { token: saved, fresh: false };
-    if (saved || tokenFile) throw new Error(`the admin token file must hold at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+    if (saved || tokenFile)
+      throw new Error(`the admin token file must hold at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT" || tokenFile) throw err;
   }

@@ -52,7 +52,8 @@ function seal(server: http.Server): void {
   server.removeAllListeners("connection");
   server.on("connection", (socket: Socket) => socket.destroy());
   const listen = server.listen.bind(server) as (...args: unknown[]) => http.Server;
-  server.listen = ((port: unknown, _host: unknown, ...rest: unknown[]) => listen(port, "127.0.0.1", ...rest)) as typeof server.listen;
+  server.listen = ((port: unknown, _host: unknown, ...rest: unknown[]) =>
+    listen(port, "127.0.0.1", ...rest)) as typeof server.listen;
 }
 
 /**

@@ -85,7 +85,8 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
     return fromEnv === "" ? undefined : fromEnv;
   };
   const port = Number(pick("port") ?? "8787");
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SettingsError("port must be an integer from 0 to 65535");
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new SettingsError("port must be an integer from 0 to 65535");
   const maxRaw = pick("max-file-bytes");
   const maxFileBytes = maxRaw === undefined ? null : Number(maxRaw);
   if (maxFileBytes !== null && (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1)) {
@@ -93,11 +94,13 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
   }
   const host = pick("host") ?? "127.0.0.1";
   const publicUrl = pick("public-url") ?? defaultPublicUrl(host, port);
-  if (!/^https?:\/\/[^/]+\/?$/.test(publicUrl)) throw new SettingsError("public URL must be an origin such as https://vault.example");
+  if (!/^https?:\/\/[^/]+\/?$/.test(publicUrl))
+    throw new SettingsError("public URL must be an origin such as https://vault.example");
   const warnings: string[] = [];
   const adminToken = pick("admin-token") ?? null;
   if (adminToken !== null) {
-    if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH) throw new SettingsError(`the admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
+    if (adminToken.length < MIN_ADMIN_TOKEN_LENGTH)
+      throw new SettingsError(`the admin token must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`);
     warnings.push(
       typeof values["admin-token"] === "string"
         ? "the admin token on the command line is visible to every local user in the process list; use --admin-token-file"

@@ -9,8 +9,8 @@ import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
-import { loadVaultKey } from "./vault-key.ts";
 import type { Settings } from "./settings.ts";
+import { loadVaultKey } from "./vault-key.ts";
 
 export interface RunningVault {
   /** Where the vault listens, e.g. `http://127.0.0.1:8787`. */
@@ -40,7 +40,11 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   // The state folder holds every cap's record and the admin token: owner only.
   await chmod(settings.state, 0o700);
   await mkdir(settings.diskRoot, { recursive: true, mode: 0o700 });
-  const { token: adminToken, fresh } = await loadAdminToken(settings.state, settings.adminToken, settings.adminTokenFile);
+  const { token: adminToken, fresh } = await loadAdminToken(
+    settings.state,
+    settings.adminToken,
+    settings.adminTokenFile,
+  );
   const scriptPath = await buildWorker(path.join(settings.state, "build"));
   const config = unstable_readConfig({ config: path.join(PROJECT_ROOT, "wrangler.toml") }, { hideWarnings: true });
 
@@ -55,7 +59,11 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   const socketPath = path.join(runDir, "disk.sock");
   const diskSocket = await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
 
-  const bindings: Record<string, string> = { CAPVAULT_ADMIN_TOKEN: adminToken, CAPVAULT_DISK_SECRET: diskSecret, CAPVAULT_TOKEN_KEY: await loadVaultKey(settings.state) };
+  const bindings: Record<string, string> = {
+    CAPVAULT_ADMIN_TOKEN: adminToken,
+    CAPVAULT_DISK_SECRET: diskSecret,
+    CAPVAULT_TOKEN_KEY: await loadVaultKey(settings.state),
+  };
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 
@@ -99,7 +107,11 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
 }
 
 /** On new state: a root cap for R2 prefix `default/`, and one for the disk folder when it was named. */
-async function mintFirstRoots(mf: Miniflare, settings: Settings, adminToken: string): Promise<{ label: string; url: string }[]> {
+async function mintFirstRoots(
+  mf: Miniflare,
+  settings: Settings,
+  adminToken: string,
+): Promise<{ label: string; url: string }[]> {
   const firstRun: { label: string; url: string }[] = [];
   if (await exists(path.join(settings.state, MARKER))) return firstRun;
   const mint = async (backend: string, prefix: string, label: string) => {
@@ -113,10 +125,15 @@ async function mintFirstRoots(mf: Miniflare, settings: Settings, adminToken: str
   };
   await mint("r2", "default/", "default");
   if (settings.diskRootGiven) await mint("disk", "", "disk");
-  await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", { mode: 0o600 });
+  await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", {
+    mode: 0o600,
+  });
   return firstRun;
 }
 
 async function exists(file: string): Promise<boolean> {
-  return readFile(file).then(() => true, () => false);
+  return readFile(file).then(
+    () => true,
+    () => false,
+  );
 }

@@ -22,7 +22,8 @@ export async function loadVaultKey(state: string): Promise<string> {
     },
   );
   if (saved) {
-    if (!tokenKeyBytes(saved)) throw new Error(`${FILE} in the state folder is not a base64url key of at least 32 bytes`);
+    if (!tokenKeyBytes(saved))
+      throw new Error(`${FILE} in the state folder is not a base64url key of at least 32 bytes`);
     return saved;
   }
   // Empty: a start cut short between creating the file and writing it, before

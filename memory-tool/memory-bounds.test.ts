@@ -23,7 +23,10 @@ function memoryFiles(initial: Record<string, string>) {
       texts.set(path, text);
       return ok({ created: false, size: text.length, etag: "e" });
     },
-    stat: async (path) => (texts.has(path) ? ok({ type: "file", size: 0, etag: "e", modified: "", contentType: "text/plain" }) : fail("not_found")),
+    stat: async (path) =>
+      texts.has(path)
+        ? ok({ type: "file", size: 0, etag: "e", modified: "", contentType: "text/plain" })
+        : fail("not_found"),
     list: async () => fail("not_found"),
     delete: async () => fail("not_found"),
     move: async () => fail("not_found"),
@@ -34,18 +37,31 @@ function memoryFiles(initial: Record<string, string>) {
 const numbered = (n: number, line: string) => `${String(n).padStart(6, " ")}\t${line}`;
 
 describe("memory commands on hostile input", () => {
-  it("insert strips trailing newlines without backtracking: a megabyte of newlines before a character", { timeout: 20_000 }, async () => {
+  it("insert strips trailing newlines without backtracking: a megabyte of newlines before a character", {
+    timeout: 20_000,
+  }, async () => {
     const { memory, text } = memoryFiles({ "a.md": "top\n", "b.md": "top\n" });
     const newlines = "\n".repeat(MiB);
-    expect(await memory({ command: "insert", path: "/memories/a.md", insert_line: 0, insert_text: `${newlines}x` })).toMatchObject({ isError: false });
+    expect(
+      await memory({ command: "insert", path: "/memories/a.md", insert_line: 0, insert_text: `${newlines}x` }),
+    ).toMatchObject({ isError: false });
     expect(text("a.md")).toBe(`${newlines}x\ntop\n`);
-    expect(await memory({ command: "insert", path: "/memories/b.md", insert_line: 1, insert_text: `x${newlines}` })).toMatchObject({ isError: false });
+    expect(
+      await memory({ command: "insert", path: "/memories/b.md", insert_line: 1, insert_text: `x${newlines}` }),
+    ).toMatchObject({ isError: false });
     expect(text("b.md")).toBe("top\nx\n");
   });
 
-  it("str_replace names each line of an overlapping needle once: 60 KB of a's in 120 KB of a's", { timeout: 20_000 }, async () => {
+  it("str_replace names each line of an overlapping needle once: 60 KB of a's in 120 KB of a's", {
+    timeout: 20_000,
+  }, async () => {
     const { memory, text } = memoryFiles({ "a.md": "a".repeat(120_000) });
-    const result = await memory({ command: "str_replace", path: "/memories/a.md", old_str: "a".repeat(60_000), new_str: "b" });
+    const result = await memory({
+      command: "str_replace",
+      path: "/memories/a.md",
+      old_str: "a".repeat(60_000),
+      new_str: "b",
+    });
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/in lines: 1\. Please ensure it is unique$/);
     expect(text("a.md")).toBe("a".repeat(120_000));
@@ -55,7 +71,9 @@ describe("memory commands on hostile input", () => {
     const { memory } = memoryFiles({ "a.md": "x\n".repeat(1000) });
     const result = await memory({ command: "str_replace", path: "/memories/a.md", old_str: "x", new_str: "y" });
     const listed = Array.from({ length: MAX_LINES_LISTED }, (_, i) => i + 1).join(", ");
-    expect(result.text).toBe(`Error: No replacement was performed. Multiple occurrences of old_str \`x\` in lines: ${listed}, …. Please ensure it is unique`);
+    expect(result.text).toBe(
+      `Error: No replacement was performed. Multiple occurrences of old_str \`x\` in lines: ${listed}, …. Please ensure it is unique`,
+    );
     // A unique match after 2 Mi lines: the snippet around it, found without splitting the file.
     const far = memoryFiles({ "b.md": `${"\n".repeat(2 * MiB)}x\nlast` });
     const edited = await far.memory({ command: "str_replace", path: "/memories/b.md", old_str: "x", new_str: "y" });
@@ -79,7 +97,11 @@ describe("memory commands on hostile input", () => {
       text: `Error: File /memories/a.md has ${VIEW_MAX_LINES + 11} lines; view at most ${VIEW_MAX_LINES} at a time with view_range [start, end].`,
     });
     const tail = await memory({ command: "view", path: "/memories/a.md", view_range: [VIEW_MAX_LINES + 9, -1] });
-    expect(tail.text.split("\n").slice(1)).toEqual([numbered(VIEW_MAX_LINES + 9, "l"), numbered(VIEW_MAX_LINES + 10, "l"), numbered(VIEW_MAX_LINES + 11, "")]);
+    expect(tail.text.split("\n").slice(1)).toEqual([
+      numbered(VIEW_MAX_LINES + 9, "l"),
+      numbered(VIEW_MAX_LINES + 10, "l"),
+      numbered(VIEW_MAX_LINES + 11, ""),
+    ]);
   });
 });
 
@@ -91,7 +113,10 @@ describe("walkTree on hostile trees", () => {
       list: async (path: string, maxEntries: number) => {
         const entries: DirEntry[] =
           path === ""
-            ? Array.from({ length: Math.min(1000, maxEntries) }, (_, i) => ({ name: `d${String(i).padStart(4, "0")}`, type: "dir" as const }))
+            ? Array.from({ length: Math.min(1000, maxEntries) }, (_, i) => ({
+                name: `d${String(i).padStart(4, "0")}`,
+                type: "dir" as const,
+              }))
             : Array.from({ length: maxEntries }, (_, i) => ({ name: `.h${i}`, type: "file" as const, size: 1 }));
         listed += entries.length + 1;
         return ok({ entries, complete: path === "" && maxEntries >= 1000 });

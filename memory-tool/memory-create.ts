@@ -1,5 +1,5 @@
 import { toCapPath } from "./memory-path.ts";
-import { done, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import type { TextFiles } from "./text-files.ts";
 
 /**
@@ -10,7 +10,8 @@ import type { TextFiles } from "./text-files.ts";
 export async function createCommand(files: TextFiles, rawPath: string, fileText: string): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
-  if (path.value.rel.segments.length === 0) return refuse("conflict", `The path ${path.value.shown} is a directory, not a file.`);
+  if (path.value.rel.segments.length === 0)
+    return refuse("conflict", `The path ${path.value.shown} is a directory, not a file.`);
   const written = await files.writeText(path.value.rel.text, fileText);
   if (!written.ok) return refused(written.error, rawPath);
   return done(`File created successfully at: ${path.value.shown}`);

@@ -1,6 +1,6 @@
 import type { CapFailure } from "../shared/result.ts";
-import { childPath, toCapPath, MEMORY_MOUNT } from "./memory-path.ts";
-import { done, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { childPath, MEMORY_MOUNT, toCapPath } from "./memory-path.ts";
+import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -23,7 +23,10 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
   const { rel, shown } = path.value;
   if (rel.segments.length === 0) return refuse("forbidden", `Cannot delete the ${MEMORY_MOUNT} directory itself`);
   const stat = await files.stat(rel.text);
-  if (!stat.ok) return stat.error.code === "not_found" ? refuse("not_found", `The path ${shown} does not exist`) : refused(stat.error, shown);
+  if (!stat.ok)
+    return stat.error.code === "not_found"
+      ? refuse("not_found", `The path ${shown} does not exist`)
+      : refused(stat.error, shown);
 
   const whole = await files.delete(rel.text);
   if (whole.ok) return done(`Successfully deleted ${shown}`);
@@ -33,7 +36,10 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
   const tree = await walkTree(files, rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, shown);
   if (!tree.value.complete) {
-    return refuse("too_large", `${shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was deleted. Delete its subdirectories first.`);
+    return refuse(
+      "too_large",
+      `${shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was deleted. Delete its subdirectories first.`,
+    );
   }
   let deleted = 0;
   // Entries come depth first, each folder before its contents: once a folder went as one entry (a link), skip what the walk saw through it.

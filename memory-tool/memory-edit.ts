@@ -1,8 +1,8 @@
 import type { Result } from "../shared/result.ts";
-import { quoteInput, toCapPath, type MemoryPath } from "./memory-path.ts";
-import { done, numberedLine, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { type MemoryPath, quoteInput, toCapPath } from "./memory-path.ts";
+import { done, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
-import { lineIndexOf, lineOffset, linesFrom, lineStart, splitLineCount } from "./text-lines.ts";
+import { lineIndexOf, lineOffset, lineStart, linesFrom, splitLineCount } from "./text-lines.ts";
 import { firstMatches, forEachMatch } from "./text-search.ts";
 
 /** How often an edit is recomputed when another writer got in between its read and its write. */
@@ -17,7 +17,11 @@ type EditOutcome = { text: string; result: MemoryResult } | MemoryResult;
  * `precondition_failed`; the edit is then recomputed on the new content, so
  * two concurrent edits never silently drop one another.
  */
-async function editFile(files: TextFiles, rawPath: string, edit: (text: string, path: MemoryPath) => EditOutcome): Promise<MemoryResult> {
+async function editFile(
+  files: TextFiles,
+  rawPath: string,
+  edit: (text: string, path: MemoryPath) => EditOutcome,
+): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
   const p = path.value;
@@ -31,11 +35,15 @@ async function editFile(files: TextFiles, rawPath: string, edit: (text: string, 
     if (written.ok) return outcome.result;
     if (written.error.code !== "precondition_failed") return refused(written.error, p.shown);
   }
-  return refuse("precondition_failed", `The file ${p.shown} kept changing while it was being edited; no change was made. View it and try again.`);
+  return refuse(
+    "precondition_failed",
+    `The file ${p.shown} kept changing while it was being edited; no change was made. View it and try again.`,
+  );
 }
 
 function readFailure(file: Result<unknown> & { ok: false }, p: MemoryPath): MemoryResult {
-  if (file.error.code === "not_found") return refuse("not_found", `The path ${p.shown} does not exist. Please provide a valid path.`);
+  if (file.error.code === "not_found")
+    return refuse("not_found", `The path ${p.shown} does not exist. Please provide a valid path.`);
   if (file.error.code === "conflict") return refuse("conflict", `The path ${p.shown} is not a file.`);
   return refused(file.error, p.shown);
 }
@@ -48,12 +56,24 @@ export const MAX_LINES_LISTED = 100;
  * as Python's `str.count`); the result shows the edited lines in context.
  * Linear in the file and `old_str` whatever they hold (see text-search.ts).
  */
-export function strReplaceCommand(files: TextFiles, rawPath: string, oldStr: string, newStr: string): Promise<MemoryResult> {
+export function strReplaceCommand(
+  files: TextFiles,
+  rawPath: string,
+  oldStr: string,
+  newStr: string,
+): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
-    if (oldStr === "") return refuse("bad_request", `No replacement was performed, old_str is empty; give the exact text to replace in ${p.shown}.`);
+    if (oldStr === "")
+      return refuse(
+        "bad_request",
+        `No replacement was performed, old_str is empty; give the exact text to replace in ${p.shown}.`,
+      );
     const found = firstMatches(content, oldStr, 2, false);
     if (found.length === 0) {
-      return refuse("bad_request", `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${p.shown}.`);
+      return refuse(
+        "bad_request",
+        `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${p.shown}.`,
+      );
     }
     if (found.length > 1) {
       return refuse(
@@ -72,19 +92,29 @@ export function strReplaceCommand(files: TextFiles, rawPath: string, oldStr: str
     const snippet = linesFrom(text, from, changed + 3 - first).map((line, i) => numberedLine(first + i + 1, line));
     return {
       text,
-      result: done(`The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet.join("\n")}`),
+      result: done(
+        `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n${snippet.join("\n")}`,
+      ),
     };
   });
 }
 
 /** `insert`: `insert_text` becomes line `insert_line + 1` (0 inserts at the top); the file ends with a newline. */
-export function insertCommand(files: TextFiles, rawPath: string, insertLine: unknown, insertText: string): Promise<MemoryResult> {
+export function insertCommand(
+  files: TextFiles,
+  rawPath: string,
+  insertLine: unknown,
+  insertText: string,
+): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
     // The lines of split("\n"), a final empty one dropped: counted and cut by offset, never split.
     const body = content.endsWith("\n") ? content.slice(0, -1) : content;
     const count = content === "" ? 0 : splitLineCount(body);
     if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > count) {
-      return refuse("bad_request", `Invalid \`insert_line\` parameter: ${quoteInput(insertLine)}. It should be within the range [0, ${count}].`);
+      return refuse(
+        "bad_request",
+        `Invalid \`insert_line\` parameter: ${quoteInput(insertLine)}. It should be within the range [0, ${count}].`,
+      );
     }
     const parts: string[] = [];
     if (insertLine === count) {

@@ -3,7 +3,7 @@ import { deleteCommand } from "./memory-delete.ts";
 import { insertCommand, strReplaceCommand } from "./memory-edit.ts";
 import { parseMemoryInput } from "./memory-input.ts";
 import { renameCommand } from "./memory-rename.ts";
-import { refused, type MemoryResult } from "./memory-result.ts";
+import { type MemoryResult, refused } from "./memory-result.ts";
 import { viewCommand } from "./memory-view.ts";
 import type { TextFiles } from "./text-files.ts";
 

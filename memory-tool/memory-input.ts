@@ -27,7 +27,8 @@ export function parseMemoryInput(input: unknown): Result<MemoryCommand> {
   }
   const fields = input as Record<string, unknown>;
   const command = fields.command;
-  if (!(COMMANDS as readonly unknown[]).includes(command)) return fail("bad_request", `Unknown command: ${quoteInput(command)}`);
+  if (!(COMMANDS as readonly unknown[]).includes(command))
+    return fail("bad_request", `Unknown command: ${quoteInput(command)}`);
 
   const strings = (...names: string[]): Result<Record<string, string>> => {
     const out: Record<string, string> = {};
@@ -46,7 +47,10 @@ export function parseMemoryInput(input: unknown): Result<MemoryCommand> {
       const range = fields.view_range;
       if (range === undefined || range === null) return ok({ command: "view", path: s.value.path!, view_range: null });
       if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => Number.isSafeInteger(n))) {
-        return fail("bad_request", `Invalid \`view_range\` parameter: ${quoteInput(range)}. It should be a list of two integers [start, end]; end -1 means the last line.`);
+        return fail(
+          "bad_request",
+          `Invalid \`view_range\` parameter: ${quoteInput(range)}. It should be a list of two integers [start, end]; end -1 means the last line.`,
+        );
       }
       return ok({ command: "view", path: s.value.path!, view_range: [range[0] as number, range[1] as number] });
     }
@@ -56,11 +60,20 @@ export function parseMemoryInput(input: unknown): Result<MemoryCommand> {
     }
     case "str_replace": {
       const s = strings("path", "old_str", "new_str");
-      return s.ok ? ok({ command: "str_replace", path: s.value.path!, old_str: s.value.old_str!, new_str: s.value.new_str! }) : s;
+      return s.ok
+        ? ok({ command: "str_replace", path: s.value.path!, old_str: s.value.old_str!, new_str: s.value.new_str! })
+        : s;
     }
     case "insert": {
       const s = strings("path", "insert_text");
-      return s.ok ? ok({ command: "insert", path: s.value.path!, insert_line: fields.insert_line, insert_text: s.value.insert_text! }) : s;
+      return s.ok
+        ? ok({
+            command: "insert",
+            path: s.value.path!,
+            insert_line: fields.insert_line,
+            insert_text: s.value.insert_text!,
+          })
+        : s;
     }
     case "delete": {
       const s = strings("path");

@@ -1,6 +1,6 @@
 import type { CapFailure } from "../shared/result.ts";
-import { childPath, MEMORY_MOUNT, toCapPath, type MemoryPath } from "./memory-path.ts";
-import { done, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { childPath, MEMORY_MOUNT, type MemoryPath, toCapPath } from "./memory-path.ts";
+import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -31,7 +31,10 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   if (existing.error.code !== "not_found") return refused(existing.error, dst.shown);
 
   const source = await files.stat(src.rel.text);
-  if (!source.ok) return source.error.code === "not_found" ? refuse("not_found", `The path ${src.shown} does not exist`) : refused(source.error, src.shown);
+  if (!source.ok)
+    return source.error.code === "not_found"
+      ? refuse("not_found", `The path ${src.shown} does not exist`)
+      : refused(source.error, src.shown);
 
   if (source.value.type === "file") {
     const moved = await files.move(src.rel.text, dst.rel.text);
@@ -48,11 +51,17 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   const tree = await walkTree(files, src.rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, src.shown);
   if (!tree.value.complete) {
-    return refuse("too_large", `${src.shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was moved. Rename its subdirectories one by one.`);
+    return refuse(
+      "too_large",
+      `${src.shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was moved. Rename its subdirectories one by one.`,
+    );
   }
   let moved = 0;
   const stopped = (error: CapFailure) =>
-    refused({ code: error.code, message: `${error.message}; moved ${moved} files to ${dst.shown} before stopping` }, src.shown);
+    refused(
+      { code: error.code, message: `${error.message}; moved ${moved} files to ${dst.shown} before stopping` },
+      src.shown,
+    );
   // Entries come depth first, each folder before its contents: once a folder moved as one entry (a link), skip what the walk saw through it.
   let gone: string | null = null;
   for (const entry of tree.value.entries) {
@@ -72,8 +81,14 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
 }
 
 /** A `conflict` from the move is the destination appearing meanwhile, or a file where a folder is needed. */
-async function movedFailure(files: TextFiles, error: CapFailure, srcShown: string, dst: MemoryPath): Promise<MemoryResult> {
+async function movedFailure(
+  files: TextFiles,
+  error: CapFailure,
+  srcShown: string,
+  dst: MemoryPath,
+): Promise<MemoryResult> {
   if (error.code === "not_found") return refuse("not_found", `The path ${srcShown} does not exist`);
-  if (error.code === "conflict" && (await files.stat(dst.rel.text)).ok) return refuse("conflict", `The destination ${dst.shown} already exists`);
+  if (error.code === "conflict" && (await files.stat(dst.rel.text)).ok)
+    return refuse("conflict", `The destination ${dst.shown} already exists`);
   return refused(error, dst.shown);
 }

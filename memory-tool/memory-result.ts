@@ -7,7 +7,9 @@ import { quoteInput } from "./memory-path.ts";
  * as its `tool_result` content, and whether it is an error (`is_error`).
  * Error texts start with `Error:` and every error carries a wire code.
  */
-export type MemoryResult = { text: string; isError: false; code: null } | { text: string; isError: true; code: ErrorCode };
+export type MemoryResult =
+  | { text: string; isError: false; code: null }
+  | { text: string; isError: true; code: ErrorCode };
 
 export function done(text: string): MemoryResult {
   return { text, isError: false, code: null };

@@ -117,7 +117,9 @@ describe("POST /object/<token>/memory", () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(ok.headers.get("capvault-error-code")).toBeNull();
-    expect(await ok.text()).toMatch(/^Here're the files and directories up to 2 levels deep in \/memories, excluding hidden items:\n/);
+    expect(await ok.text()).toMatch(
+      /^Here're the files and directories up to 2 levels deep in \/memories, excluding hidden items:\n/,
+    );
 
     const refused = await post(vault.rootCapUrl, JSON.stringify({ command: "view", path: "/memories/.." }));
     expect(refused.status).toBe(200);
@@ -137,7 +139,10 @@ describe("POST /object/<token>/memory", () => {
   });
 
   it("refuses a body over the limit with 413 before parsing it", async () => {
-    const response = await post(vault.rootCapUrl, JSON.stringify({ command: "create", path: "/memories/big.md", file_text: "x".repeat(5 * 1024 * 1024) }));
+    const response = await post(
+      vault.rootCapUrl,
+      JSON.stringify({ command: "create", path: "/memories/big.md", file_text: "x".repeat(5 * 1024 * 1024) }),
+    );
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("too_large");
     await expect(new FsCap(vault.rootCapUrl).stat("big.md")).rejects.toMatchObject({ code: "not_found" });

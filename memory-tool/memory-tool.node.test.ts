@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminClient } from "../client/admin-client.ts";
 import type { FsCap } from "../client/fs-cap.ts";
+import { fsCapTextFiles } from "../client/fs-cap-text-files.ts";
 import { createMemoryTool } from "../client/memory-tool.ts";
 import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import { fsCapTextFiles } from "../client/fs-cap-text-files.ts";
 import { createMemoryHandler, type MemoryResult } from "./memory-handler.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -148,7 +148,10 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     const badRange = await error({ command: "view", path: "/memories/view.md", view_range: [1, "x"] });
     expect(badRange.code).toBe("bad_request");
     const missing = await error({ command: "view", path: "/memories/nope.md" });
-    expect(missing).toMatchObject({ code: "not_found", text: "Error: The path /memories/nope.md does not exist. Please provide a valid path." });
+    expect(missing).toMatchObject({
+      code: "not_found",
+      text: "Error: The path /memories/nope.md does not exist. Please provide a valid path.",
+    });
   });
 
   it("str_replace replaces exactly one occurrence and shows the snippet", async () => {
@@ -160,7 +163,9 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(await fs.readText("edit.md")).toBe("l1\nl2\nl3 new $& $1\nl4\nl5\nl6\n");
 
     const none = await error({ command: "str_replace", path: "/memories/edit.md", old_str: "absent", new_str: "x" });
-    expect(none.text).toBe("Error: No replacement was performed, old_str `absent` did not appear verbatim in /memories/edit.md.");
+    expect(none.text).toBe(
+      "Error: No replacement was performed, old_str `absent` did not appear verbatim in /memories/edit.md.",
+    );
     const many = await error({ command: "str_replace", path: "/memories/edit.md", old_str: "l", new_str: "x" });
     expect(many.text).toBe(
       "Error: No replacement was performed. Multiple occurrences of old_str `l` in lines: 1, 2, 3, 4, 5, 6. Please ensure it is unique",
@@ -192,7 +197,9 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     await fs.write("del/sub/two.md", "2");
     await fs.write("del/.hidden", "3");
     await fs.write("keep/del-not.md", "keep");
-    expect(await ok({ command: "delete", path: "/memories/del/one.md" })).toBe("Successfully deleted /memories/del/one.md");
+    expect(await ok({ command: "delete", path: "/memories/del/one.md" })).toBe(
+      "Successfully deleted /memories/del/one.md",
+    );
     expect(await ok({ command: "delete", path: "/memories/del" })).toBe("Successfully deleted /memories/del");
     await expect(fs.stat("del")).rejects.toMatchObject({ code: "not_found" });
     expect(await fs.readText("keep/del-not.md")).toBe("keep");
@@ -212,16 +219,32 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(await ok({ command: "rename", old_path: "/memories/ren/dir", new_path: "/memories/ren/moved" })).toBe(
       "Successfully renamed /memories/ren/dir to /memories/ren/moved",
     );
-    expect(await snapshot("ren")).toEqual({ "ren/b.md": "A", "ren/moved/x.md": "X", "ren/moved/y/z.md": "Z", "ren/taken.md": "T" });
+    expect(await snapshot("ren")).toEqual({
+      "ren/b.md": "A",
+      "ren/moved/x.md": "X",
+      "ren/moved/y/z.md": "Z",
+      "ren/taken.md": "T",
+    });
 
     const before = await snapshot();
     const onto = await error({ command: "rename", old_path: "/memories/ren/b.md", new_path: "/memories/ren/taken.md" });
-    expect(onto).toMatchObject({ code: "conflict", text: "Error: The destination /memories/ren/taken.md already exists" });
+    expect(onto).toMatchObject({
+      code: "conflict",
+      text: "Error: The destination /memories/ren/taken.md already exists",
+    });
     const ontoDir = await error({ command: "rename", old_path: "/memories/ren/b.md", new_path: "/memories/ren/moved" });
     expect(ontoDir.text).toBe("Error: The destination /memories/ren/moved already exists");
-    const missing = await error({ command: "rename", old_path: "/memories/ren/none.md", new_path: "/memories/ren/c.md" });
+    const missing = await error({
+      command: "rename",
+      old_path: "/memories/ren/none.md",
+      new_path: "/memories/ren/c.md",
+    });
     expect(missing.text).toBe("Error: The path /memories/ren/none.md does not exist");
-    const intoItself = await error({ command: "rename", old_path: "/memories/ren/moved", new_path: "/memories/ren/moved/inner" });
+    const intoItself = await error({
+      command: "rename",
+      old_path: "/memories/ren/moved",
+      new_path: "/memories/ren/moved/inner",
+    });
     expect(intoItself.code).toBe("invalid_path");
     expect(await snapshot()).toEqual(before);
   });
@@ -300,9 +323,13 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     });
 
     it("malformed commands are refused as bad_request", async () => {
-      expect((await error({ command: "format", path: "/memories" })).text).toBe("Error: bad_request: Unknown command: format");
+      expect((await error({ command: "format", path: "/memories" })).text).toBe(
+        "Error: bad_request: Unknown command: format",
+      );
       expect((await error({ command: "view" })).text).toBe('Error: bad_request: "path" must be a string');
-      expect((await error({ command: "create", path: "/memories/x.md" })).text).toBe('Error: bad_request: "file_text" must be a string');
+      expect((await error({ command: "create", path: "/memories/x.md" })).text).toBe(
+        'Error: bad_request: "file_text" must be a string',
+      );
       expect((await error({ path: "/memories" })).code).toBe("bad_request");
     });
   });
@@ -339,7 +366,12 @@ describe("concurrent edits (If-Match)", () => {
   it("str_replace recomputes on the new content instead of overwriting another writer", async () => {
     await fs.write("race.md", "a: 1\nb: 2\n");
     const memory = createMemoryHandler(racing(1, () => fs.write("race.md", "a: 1\nb: 2\nc: 3\n")));
-    const result = await memory({ command: "str_replace", path: "/memories/race.md", old_str: "a: 1", new_str: "a: 10" });
+    const result = await memory({
+      command: "str_replace",
+      path: "/memories/race.md",
+      old_str: "a: 1",
+      new_str: "a: 10",
+    });
     expect(result.isError).toBe(false);
     expect(await fs.readText("race.md")).toBe("a: 10\nb: 2\nc: 3\n");
   });

@@ -1,5 +1,5 @@
-import { toCapPath, withoutTrailingSlash, type MemoryPath } from "./memory-path.ts";
-import { done, formatSize, MAX_LINES, numberedLine, refuse, refused, type MemoryResult } from "./memory-result.ts";
+import { type MemoryPath, toCapPath, withoutTrailingSlash } from "./memory-path.ts";
+import { done, formatSize, MAX_LINES, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
 import { walkTree } from "./memory-tree.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
 import { lineOffset, linesFrom, splitLineCount } from "./text-lines.ts";
@@ -22,7 +22,11 @@ export const VIEW_MAX_LINES = 50_000;
  * A directory's size is the total of the files beneath it: the vault has no
  * directory inodes, and this is the number a reader can use.
  */
-export async function viewCommand(files: TextFiles, rawPath: string, viewRange: [number, number] | null): Promise<MemoryResult> {
+export async function viewCommand(
+  files: TextFiles,
+  rawPath: string,
+  viewRange: [number, number] | null,
+): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
   const stat = await files.stat(path.value.rel.text);
@@ -39,8 +43,11 @@ async function viewDirectory(files: TextFiles, path: MemoryPath): Promise<Memory
     if (entry.depth > VIEW_DEPTH) continue;
     lines.push(`${formatSize(entry.size)}\t${base}/${entry.path}${entry.type === "dir" ? "/" : ""}`);
   }
-  if (!tree.value.complete) lines.push(`(listing stopped after ${VIEW_MAX_ENTRIES} entries; view a subdirectory to see more)`);
-  return done(`Here're the files and directories up to 2 levels deep in ${path.shown}, excluding hidden items:\n${lines.join("\n")}`);
+  if (!tree.value.complete)
+    lines.push(`(listing stopped after ${VIEW_MAX_ENTRIES} entries; view a subdirectory to see more)`);
+  return done(
+    `Here're the files and directories up to 2 levels deep in ${path.shown}, excluding hidden items:\n${lines.join("\n")}`,
+  );
 }
 
 async function viewFile(files: TextFiles, path: MemoryPath, viewRange: [number, number] | null): Promise<MemoryResult> {
@@ -55,7 +62,10 @@ async function viewFile(files: TextFiles, path: MemoryPath, viewRange: [number, 
   const end = Math.min(rawEnd < 0 ? Math.max(0, total + rawEnd) : rawEnd, total);
   const count = Math.max(0, end - start);
   if (count > VIEW_MAX_LINES) {
-    return refuse("too_large", `File ${path.shown} has ${total} lines; view at most ${VIEW_MAX_LINES} at a time with view_range [start, end].`);
+    return refuse(
+      "too_large",
+      `File ${path.shown} has ${total} lines; view at most ${VIEW_MAX_LINES} at a time with view_range [start, end].`,
+    );
   }
   const numbered = linesFrom(text, lineOffset(text, start), count).map((line, i) => numberedLine(start + i + 1, line));
   return done(`Here's the content of ${path.shown} with line numbers:\n${numbered.join("\n")}`);

@@ -99,7 +99,9 @@ export async function collectPages(
     if (!page.ok) return page;
     for (const e of page.value.entries) {
       if (entries.length === maxEntries) return ok({ entries, complete: false });
-      entries.push(e.type === "file" ? { name: e.name, type: "file", size: e.size ?? 0 } : { name: e.name, type: "dir" });
+      entries.push(
+        e.type === "file" ? { name: e.name, type: "file", size: e.size ?? 0 } : { name: e.name, type: "dir" },
+      );
     }
     // A cursor handed back unchanged would loop forever.
     if (page.value.cursor !== null && page.value.cursor === cursor) return fail("unavailable");

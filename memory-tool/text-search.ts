@@ -56,7 +56,8 @@ export function firstMatches(text: string, needle: string, limit: number, overla
   if (limit <= 0) return out;
   if (limit <= 2 && needle.length <= NATIVE_MAX_NEEDLE) {
     const step = overlapping ? 1 : needle.length;
-    for (let at = text.indexOf(needle); at !== -1 && out.length < limit; at = text.indexOf(needle, at + step)) out.push(at);
+    for (let at = text.indexOf(needle); at !== -1 && out.length < limit; at = text.indexOf(needle, at + step))
+      out.push(at);
     return out;
   }
   forEachMatch(text, needle, overlapping, (at) => out.push(at) < limit);

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Findings } from "./findings.ts";
 import { call, header } from "./http-call.ts";
 import { listNames } from "./vault-files.ts";
-import { put, type Backend, type Fixture } from "./vault-fixture.ts";
+import { type Backend, type Fixture, put } from "./vault-fixture.ts";
 
 const CHUNK = 1024 * 1024;
 const OLD = "the old content of the big file, which must survive a torn overwrite\n";
@@ -31,9 +31,11 @@ export function bigWriteFault(fixture: Fixture, backend: Backend, bytes: number)
   const cap = fixture.roots[backend].url;
   let sent = 0;
   let inFlight: Promise<unknown> = Promise.resolve();
-  const newMd5 = md5((function* () {
-    for (let i = 0; i < chunks; i++) yield chunk(i);
-  })());
+  const newMd5 = md5(
+    (function* () {
+      for (let i = 0; i < chunks; i++) yield chunk(i);
+    })(),
+  );
   const oldMd5 = md5([new TextEncoder().encode(OLD)]);
   return {
     prepare: () => put(cap, target, OLD),
@@ -47,7 +49,11 @@ export function bigWriteFault(fixture: Fixture, backend: Backend, bytes: number)
           controller.enqueue(next);
         },
       });
-      inFlight = call(`${cap}/file?path=${encodeURIComponent(target)}`, { method: "PUT", body, headers: { "content-length": String(chunks * CHUNK) }, duplex: "half" } as RequestInit, 600_000);
+      inFlight = call(
+        `${cap}/file?path=${encodeURIComponent(target)}`,
+        { method: "PUT", body, headers: { "content-length": String(chunks * CHUNK) }, duplex: "half" } as RequestInit,
+        600_000,
+      );
     },
     /** Resolves once half the body is on its way: the moment to kill. */
     async halfSent(): Promise<void> {
@@ -58,15 +64,25 @@ export function bigWriteFault(fixture: Fixture, backend: Backend, bytes: number)
       await inFlight;
       const stat = await call(`${cap}/stat?path=${encodeURIComponent(target)}`);
       const etag = (JSON.parse(new TextDecoder().decode(stat.body) || "{}") as { etag?: string }).etag;
-      const read = await fetch(`${cap}/file?path=${encodeURIComponent(target)}`, { signal: AbortSignal.timeout(600_000) });
+      const read = await fetch(`${cap}/file?path=${encodeURIComponent(target)}`, {
+        signal: AbortSignal.timeout(600_000),
+      });
       const hash = createHash("md5");
       for await (const part of read.body ?? []) hash.update(part as Uint8Array);
       const got = hash.digest("hex");
       const names = await listNames(cap, "fault-big");
-      if (JSON.stringify(names) !== '["big.bin"]') findings.add("other", `${backend} fault-big lists ${JSON.stringify(names)} after the kill`);
+      if (JSON.stringify(names) !== '["big.bin"]')
+        findings.add("other", `${backend} fault-big lists ${JSON.stringify(names)} after the kill`);
       const which = got === oldMd5 ? "old" : got === newMd5 ? "new" : "torn";
-      if (which === "torn" || etag !== got || header({ status: 0, headers: [...read.headers], body: new Uint8Array() }, "etag") !== `"${got}"`) {
-        findings.add("other", `${backend} big file after the kill: bytes md5 ${got}, stat etag ${etag}; old ${oldMd5}, new ${newMd5}`);
+      if (
+        which === "torn" ||
+        etag !== got ||
+        header({ status: 0, headers: [...read.headers], body: new Uint8Array() }, "etag") !== `"${got}"`
+      ) {
+        findings.add(
+          "other",
+          `${backend} big file after the kill: bytes md5 ${got}, stat etag ${etag}; old ${oldMd5}, new ${newMd5}`,
+        );
       }
       return which;
     },

@@ -1,6 +1,6 @@
 import type { Findings } from "./findings.ts";
 import { call, json, type Observed } from "./http-call.ts";
-import { subdir, type Fixture } from "./vault-fixture.ts";
+import { type Fixture, subdir } from "./vault-fixture.ts";
 
 const FAN_OUT = 10;
 const MINT_IN_FLIGHT = 8;
@@ -20,7 +20,8 @@ type State = "alive" | "revoked" | "half";
  * landing in between (asked again), dead then alive is a half-revoked cap.
  */
 async function stateOf(url: string, again = true): Promise<State> {
-  const dead = (o: Observed) => o.status === 404 && (json(o) as { error?: { code?: string } })?.error?.code === "no_such_cap";
+  const dead = (o: Observed) =>
+    o.status === 404 && (json(o) as { error?: { code?: string } })?.error?.code === "no_such_cap";
   const info = await call(url);
   const children = await call(`${url}/children`);
   if (info.status === 200 && children.status === 200) return "alive";
@@ -45,7 +46,11 @@ export function cascadeFault(fixture: Fixture, size: number) {
       for (let parent = 0; nodes.length < size; parent++) {
         const want = Math.min(FAN_OUT, size - nodes.length);
         for (let first = 0; first < want; first += MINT_IN_FLIGHT) {
-          const batch = await Promise.all(Array.from({ length: Math.min(MINT_IN_FLIGHT, want - first) }, () => subdir(nodes[parent]!.url, { path: "" })));
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(MINT_IN_FLIGHT, want - first) }, () =>
+              subdir(nodes[parent]!.url, { path: "" }),
+            ),
+          );
           nodes.push(...batch.map((m) => ({ url: m.url, parent })));
         }
       }
@@ -56,20 +61,29 @@ export function cascadeFault(fixture: Fixture, size: number) {
     /** Resolves once the top answers no_such_cap (or after 10 s): the cascade below it is then under way. */
     async topRevoked(): Promise<void> {
       const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && (await call(nodes[0]!.url)).status === 200) await new Promise((r) => setTimeout(r, 2));
+      while (Date.now() < deadline && (await call(nodes[0]!.url)).status === 200)
+        await new Promise((r) => setTimeout(r, 2));
     },
     async verify(findings: Findings): Promise<{ alive: number; revoked: number }> {
       await revoking;
       const states = await statesOf(nodes);
-      for (const [i, s] of states.entries()) if (s === "half") findings.add("other", `cap #${i} of the cascade is half revoked after the kill`);
+      for (const [i, s] of states.entries())
+        if (s === "half") findings.add("other", `cap #${i} of the cascade is half revoked after the kill`);
       const deadline = Date.now() + SETTLE_MS;
       let orphans = orphansOf(nodes, states);
       while (orphans.length > 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 1_000));
         orphans = orphansOf(nodes, await statesOf(nodes));
       }
-      for (const i of orphans.slice(0, 5)) findings.add("other", `cap #${i} still alive ${SETTLE_MS / 1000}s after an ancestor was revoked (${orphans.length} such)`);
-      const counts = { alive: states.filter((s) => s === "alive").length, revoked: states.filter((s) => s === "revoked").length };
+      for (const i of orphans.slice(0, 5))
+        findings.add(
+          "other",
+          `cap #${i} still alive ${SETTLE_MS / 1000}s after an ancestor was revoked (${orphans.length} such)`,
+        );
+      const counts = {
+        alive: states.filter((s) => s === "alive").length,
+        revoked: states.filter((s) => s === "revoked").length,
+      };
       // Finish the job and check it is finished.
       await call(nodes[0]!.url, { method: "DELETE" });
       let left = (await statesOf(nodes)).filter((s) => s !== "revoked").length;
@@ -86,7 +100,8 @@ export function cascadeFault(fixture: Fixture, size: number) {
 
 async function statesOf(nodes: readonly Node[]): Promise<State[]> {
   const states: State[] = [];
-  for (let i = 0; i < nodes.length; i += 16) states.push(...(await Promise.all(nodes.slice(i, i + 16).map((n) => stateOf(n.url)))));
+  for (let i = 0; i < nodes.length; i += 16)
+    states.push(...(await Promise.all(nodes.slice(i, i + 16).map((n) => stateOf(n.url)))));
   return states;
 }
 

@@ -26,9 +26,14 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
   const killAndRestart = async (findings: Findings) => {
     await fixture.vault.kill();
     await fixture.vault.restart();
-    const temps = (await hostNames(fixture.vault.diskRoot)).filter((n) => n.split("/").some((s) => s.startsWith(".capvault-tmp")));
-    if (temps.length > 0) findings.add("other", `temp files left on the host after the restart: ${temps.slice(0, 3).join(", ")}`);
-    for (const backend of BACKENDS) for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after the restart (${backend}): ${p}`);
+    const temps = (await hostNames(fixture.vault.diskRoot)).filter((n) =>
+      n.split("/").some((s) => s.startsWith(".capvault-tmp")),
+    );
+    if (temps.length > 0)
+      findings.add("other", `temp files left on the host after the restart: ${temps.slice(0, 3).join(", ")}`);
+    for (const backend of BACKENDS)
+      for (const p of await vaultHealth(fixture, backend))
+        findings.add("other", `after the restart (${backend}): ${p}`);
   };
 
   for (let round = 0; round < scale.smallWriteKills; round++) {
@@ -40,7 +45,10 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
     cascade?.start();
     // Kill in the middle: once the first overwrite was answered (the rest are in flight) and the cascade's top is
     // dead (its descendants are being reached), plus a seeded jitter so replays kill at about the same moment.
-    await Promise.race([Promise.all([writes.firstAnswered(), cascade?.topRevoked()]), new Promise((r) => setTimeout(r, 15_000))]);
+    await Promise.race([
+      Promise.all([writes.firstAnswered(), cascade?.topRevoked()]),
+      new Promise((r) => setTimeout(r, 15_000)),
+    ]);
     await new Promise((r) => setTimeout(r, ((seed >>> 0) + round * 7919) % 10));
     await killAndRestart(small);
     smallKills++;
@@ -48,11 +56,22 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
     notes.push(`kill ${round + 1}: small files left old ${files.old}, new ${files.new}`);
     if (cascade) {
       const caps = await cascade.verify(small);
-      notes.push(`kill ${round + 1}: cascade of ${scale.cascadeCaps} caps left ${caps.alive} alive, ${caps.revoked} revoked`);
+      notes.push(
+        `kill ${round + 1}: cascade of ${scale.cascadeCaps} caps left ${caps.alive} alive, ${caps.revoked} revoked`,
+      );
       capsChecked += scale.cascadeCaps;
     }
   }
-  const rows: Row[] = [{ check: "faults: small writes + cascade", backend: "r2+disk", faults: smallKills, cases: capsChecked, findings: small, notes }];
+  const rows: Row[] = [
+    {
+      check: "faults: small writes + cascade",
+      backend: "r2+disk",
+      faults: smallKills,
+      cases: capsChecked,
+      findings: small,
+      notes,
+    },
+  ];
   const bigNotes: string[] = [];
 
   if (scale.bigWriteBytes > 0) {
@@ -65,7 +84,13 @@ export async function runFaults(fixture: Fixture, scale: Scale, seed: number): P
       bigKills++;
       bigNotes.push(`${backend}: the big file was ${await fault.verify(big)} after the kill`);
     }
-    rows.push({ check: `faults: ${scale.bigWriteBytes >> 20} MiB writes`, backend: "r2+disk", faults: bigKills, findings: big, notes: bigNotes });
+    rows.push({
+      check: `faults: ${scale.bigWriteBytes >> 20} MiB writes`,
+      backend: "r2+disk",
+      faults: bigKills,
+      findings: big,
+      notes: bigNotes,
+    });
   }
   return rows;
 }

@@ -1,7 +1,7 @@
 import type { Findings } from "./findings.ts";
 import { call, text } from "./http-call.ts";
 import { listNames } from "./vault-files.ts";
-import { BACKENDS, put, type Fixture } from "./vault-fixture.ts";
+import { BACKENDS, type Fixture, put } from "./vault-fixture.ts";
 
 const FILES_PER_BACKEND = 16;
 const SIZE = 96 * 1024;
@@ -27,7 +27,12 @@ export function smallWritesFault(fixture: Fixture, round: number) {
     },
     start(): void {
       inFlight = BACKENDS.flatMap((backend) =>
-        Array.from({ length: FILES_PER_BACKEND }, (_, i) => call(`${fixture.roots[backend].url}/file?path=${encodeURIComponent(file(i))}`, { method: "PUT", body: content("new", i) })),
+        Array.from({ length: FILES_PER_BACKEND }, (_, i) =>
+          call(`${fixture.roots[backend].url}/file?path=${encodeURIComponent(file(i))}`, {
+            method: "PUT",
+            body: content("new", i),
+          }),
+        ),
       );
     },
     /** Resolves when the first overwrite was answered: the others are then still on their way. */
@@ -42,11 +47,16 @@ export function smallWritesFault(fixture: Fixture, round: number) {
           const body = text(read);
           if (read.status === 200 && body === content("old", i)) seen.old++;
           else if (read.status === 200 && body === content("new", i)) seen.new++;
-          else findings.add("other", `${backend} ${file(i)} after the kill: ${read.status}, ${body.length} bytes, neither old nor new`);
+          else
+            findings.add(
+              "other",
+              `${backend} ${file(i)} after the kill: ${read.status}, ${body.length} bytes, neither old nor new`,
+            );
         }
         const names = await listNames(cap, folder);
         const expected = Array.from({ length: FILES_PER_BACKEND }, (_, i) => file(i).slice(folder.length + 1));
-        if (JSON.stringify(names) !== JSON.stringify(expected)) findings.add("other", `${backend} ${folder} lists ${JSON.stringify(names).slice(0, 200)} after the kill`);
+        if (JSON.stringify(names) !== JSON.stringify(expected))
+          findings.add("other", `${backend} ${folder} lists ${JSON.stringify(names).slice(0, 200)} after the kill`);
       }
       return seen;
     },

@@ -9,7 +9,20 @@ import fc from "fast-check";
  */
 const LOOKALIKE_DOTS = ["\uff0e", "\u2024", "\u2025", "\u2026", "\ufe52", "\u00b7", "\u0701", "\u3002"];
 const LOOKALIKE_SLASHES = ["\uff0f", "\u2215", "\u2044", "\u29f8", "\u2571", "\uff3c", "\ufe68", "\u29f5", "\u2216"];
-const CONTROLS = ["\u0000", "\n", "\r", "\t", "\u0085", "\u2028", "\u2029", "\u007f", "\u001b", "\u200b", "\u202e", "\ufeff"];
+const CONTROLS = [
+  "\u0000",
+  "\n",
+  "\r",
+  "\t",
+  "\u0085",
+  "\u2028",
+  "\u2029",
+  "\u007f",
+  "\u001b",
+  "\u200b",
+  "\u202e",
+  "\ufeff",
+];
 
 export interface FuzzPath {
   /** The decoded string, for JSON bodies. */
@@ -31,10 +44,40 @@ export function pathText(planted: readonly string[]): fc.Arbitrary<string> {
   );
   const segment = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom("a", "b", "x.txt", "dir", "new", ...planted) },
-    { weight: 4, arbitrary: fc.constantFrom("..", ".", "", "...", ". .", ".. ", " ..", "%2e%2e", "%2E.", "%252e%252e", "~", "C:", "c:", "\\..", "..\\..") },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        "..",
+        ".",
+        "",
+        "...",
+        ". .",
+        ".. ",
+        " ..",
+        "%2e%2e",
+        "%2E.",
+        "%252e%252e",
+        "~",
+        "C:",
+        "c:",
+        "\\..",
+        "..\\..",
+      ),
+    },
     { weight: 3, arbitrary: lookalike },
     { weight: 2, arbitrary: fc.constantFrom(...CONTROLS).map((c) => `a${c}b`) },
-    { weight: 2, arbitrary: fc.constantFrom(".capvault-tmp-x", ".capvault-meta", "x".repeat(256), "é".repeat(128), "😀".repeat(64), "\ud800", "a\udc00") },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        ".capvault-tmp-x",
+        ".capvault-meta",
+        "x".repeat(256),
+        "é".repeat(128),
+        "😀".repeat(64),
+        "\ud800",
+        "a\udc00",
+      ),
+    },
     { weight: 2, arbitrary: fc.string({ unit: "binary", maxLength: 8 }) },
   );
   // `..` at every position of a path of n segments.
@@ -43,16 +86,45 @@ export function pathText(planted: readonly string[]): fc.Arbitrary<string> {
     copy.splice(at % (copy.length + 1), 0, "..");
     return copy;
   });
-  const separator = fc.oneof({ weight: 8, arbitrary: fc.constant("/") }, { weight: 2, arbitrary: fc.constantFrom("\\", "//", "/./", ...LOOKALIKE_SLASHES) });
+  const separator = fc.oneof(
+    { weight: 8, arbitrary: fc.constant("/") },
+    { weight: 2, arbitrary: fc.constantFrom("\\", "//", "/./", ...LOOKALIKE_SLASHES) },
+  );
   const lead = fc.oneof(
     { weight: 10, arbitrary: fc.constant("") },
-    { weight: 4, arbitrary: fc.constantFrom("/", "\\", "//", "\\\\server\\share\\", "C:", "C:\\", "c:/", "~/", "~root/", "/etc/", "file:///", "\\\\?\\C:\\", "/proc/self/fd/") },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        "/",
+        "\\",
+        "//",
+        "\\\\server\\share\\",
+        "C:",
+        "C:\\",
+        "c:/",
+        "~/",
+        "~root/",
+        "/etc/",
+        "file:///",
+        "\\\\?\\C:\\",
+        "/proc/self/fd/",
+      ),
+    },
   );
   const joined = fc
     .tuple(lead, fc.oneof(withDots, fc.array(segment, { minLength: 1, maxLength: 6 })), separator, fc.boolean())
     .map(([l, segs, sep, trailing]) => l + segs.join(sep) + (trailing ? "/" : ""));
-  const huge = fc.tuple(fc.constantFrom("a/", "../", "./", "/", "\\..", "a\\", "%2e%2e/", "\uff0e\uff0e/"), fc.constantFrom(10_000, 5_000, 1_025)).map(([unit, n]) => unit.repeat(n));
-  return fc.oneof({ weight: 14, arbitrary: joined }, { weight: 2, arbitrary: huge }, { weight: 1, arbitrary: fc.constantFrom("", "/", ".", "..", "/memories", "x") });
+  const huge = fc
+    .tuple(
+      fc.constantFrom("a/", "../", "./", "/", "\\..", "a\\", "%2e%2e/", "\uff0e\uff0e/"),
+      fc.constantFrom(10_000, 5_000, 1_025),
+    )
+    .map(([unit, n]) => unit.repeat(n));
+  return fc.oneof(
+    { weight: 14, arbitrary: joined },
+    { weight: 2, arbitrary: huge },
+    { weight: 1, arbitrary: fc.constantFrom("", "/", ".", "..", "/memories", "x") },
+  );
 }
 
 const utf8 = (s: string) => new TextEncoder().encode(s);

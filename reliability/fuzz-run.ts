@@ -1,8 +1,8 @@
 import fc from "fast-check";
+import { type FindingKind, Findings } from "./findings.ts";
 import type { FuzzCase } from "./fuzz-case.ts";
 import { fuzzCase } from "./fuzz-requests.ts";
-import { fuzzTarget, send, type FuzzTarget } from "./fuzz-target.ts";
-import { type FindingKind, Findings } from "./findings.ts";
+import { type FuzzTarget, fuzzTarget, send } from "./fuzz-target.ts";
 import { header } from "./http-call.ts";
 import { checkResponse } from "./response-checks.ts";
 import type { Row } from "./table.ts";
@@ -26,9 +26,16 @@ export interface FuzzOptions {
  * response judged by checkResponse, and a health check every thousand cases
  * and at the end. Replay one case with RELIABILITY_SEED and RELIABILITY_CASE.
  */
-export async function runFuzz(fixture: Fixture, backend: Backend, options: FuzzOptions): Promise<{ row: Row; findings: Findings }> {
+export async function runFuzz(
+  fixture: Fixture,
+  backend: Backend,
+  options: FuzzOptions,
+): Promise<{ row: Row; findings: Findings }> {
   const replay = `RELIABILITY_SEED=${options.seed} RELIABILITY_ONLY=fuzz RELIABILITY_CASE=`;
-  const findings = new Findings(`fuzz ${backend}`, `${replay}<case> RELIABILITY_BACKEND=${backend} npm run reliability`);
+  const findings = new Findings(
+    `fuzz ${backend}`,
+    `${replay}<case> RELIABILITY_BACKEND=${backend} npm run reliability`,
+  );
   const target = await fuzzTarget(fixture, backend);
   const cases = fc.sample(fuzzCase(fixture.plantedNames), { seed: options.seed, numRuns: options.cases });
   const indices = options.only === undefined ? cases.map((_, i) => i) : [options.only];
@@ -39,14 +46,25 @@ export async function runFuzz(fixture: Fixture, backend: Backend, options: FuzzO
     while (next < indices.length) {
       const index = indices[next++]!;
       // A drop names the cases in flight beside it: the likely culprit is one of them.
-      const beside = () => [...inFlight].filter((i) => i !== index).map((i) => `#${i} ${cases[i]!.kind}`).join(", ");
+      const beside = () =>
+        [...inFlight]
+          .filter((i) => i !== index)
+          .map((i) => `#${i} ${cases[i]!.kind}`)
+          .join(", ");
       const report = (kind: FindingKind, detail: string) =>
-        findings.add(kind, `#${index} ${cases[index]!.kind}: ${detail}${kind === "drop" ? ` (in flight: ${beside()})` : ""}`, `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`);
+        findings.add(
+          kind,
+          `#${index} ${cases[index]!.kind}: ${detail}${kind === "drop" ? ` (in flight: ${beside()})` : ""}`,
+          `${replay}${index} RELIABILITY_BACKEND=${backend} npm run reliability`,
+        );
       inFlight.add(index);
-      await runCase(target, cases[index]!, fixture.secrets, report).catch((error: unknown) => report("other", `the case threw: ${String(error)}`));
+      await runCase(target, cases[index]!, fixture.secrets, report).catch((error: unknown) =>
+        report("other", `the case threw: ${String(error)}`),
+      );
       inFlight.delete(index);
       tried++;
-      if (tried % HEALTH_EVERY === 0) for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after ${tried} cases: ${p}`);
+      if (tried % HEALTH_EVERY === 0)
+        for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after ${tried} cases: ${p}`);
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
@@ -54,7 +72,12 @@ export async function runFuzz(fixture: Fixture, backend: Backend, options: FuzzO
   return { row: { check: "fuzz", backend, cases: tried, concurrency: IN_FLIGHT, findings }, findings };
 }
 
-async function runCase(target: FuzzTarget, c: FuzzCase, secrets: readonly string[], report: (kind: FindingKind, detail: string) => void): Promise<void> {
+async function runCase(
+  target: FuzzTarget,
+  c: FuzzCase,
+  secrets: readonly string[],
+  report: (kind: FindingKind, detail: string) => void,
+): Promise<void> {
   const raw = c.declaredLength !== undefined;
   let observed = await send(target, c, CASE_TIMEOUT_MS);
   // On a raw socket with a lying length, the server may rightly hang up without an answer.
@@ -69,6 +92,9 @@ async function runCase(target: FuzzTarget, c: FuzzCase, secrets: readonly string
   for (const v of checkResponse(observed, secrets, c.toolRoute, c.method === "HEAD")) report(v.kind, v.detail);
   const sent = typeof c.body === "string" ? c.body.length : (c.body?.length ?? 0);
   if (raw && c.declaredLength! > sent && observed.status >= 200 && observed.status < 300) {
-    report("other", `stored a body shorter than its Content-Length (${sent} of ${c.declaredLength}): ${observed.status} etag ${header(observed, "etag")}`);
+    report(
+      "other",
+      `stored a body shorter than its Content-Length (${sent} of ${c.declaredLength}): ${observed.status} etag ${header(observed, "etag")}`,
+    );
   }
 }

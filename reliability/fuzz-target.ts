@@ -1,7 +1,7 @@
 import type { FuzzCase, TokenPick } from "./fuzz-case.ts";
 import { call, callFresh, type Observed } from "./http-call.ts";
 import { rawCall } from "./raw-http.ts";
-import { subdir, type Fixture, type Backend } from "./vault-fixture.ts";
+import { type Backend, type Fixture, subdir } from "./vault-fixture.ts";
 
 /** The caps one backend's fuzz run sends its cases to, by role. */
 export interface FuzzTarget {
@@ -29,7 +29,8 @@ export async function fuzzTarget(fixture: Fixture, backend: Backend): Promise<Fu
 }
 
 function resolveToken(target: FuzzTarget, pick: TokenPick, root = target.tokens.root): string {
-  if (typeof pick === "string") return pick === "unknown" ? "b".repeat(32) : pick === "root" ? root : target.tokens[pick];
+  if (typeof pick === "string")
+    return pick === "unknown" ? "b".repeat(32) : pick === "root" ? root : target.tokens[pick];
   if ("literal" in pick) return pick.literal;
   const t = root;
   switch (pick.mangle) {
@@ -51,7 +52,8 @@ function resolveToken(target: FuzzTarget, pick: TokenPick, root = target.tokens.
 }
 
 /** Picks that may name a live cap of the run (a mangled token may still be accepted as its original). */
-const mayBeLive = (pick: TokenPick) => typeof pick === "string" ? pick !== "revoked" && pick !== "unknown" : "mangle" in pick;
+const mayBeLive = (pick: TokenPick) =>
+  typeof pick === "string" ? pick !== "revoked" && pick !== "unknown" : "mangle" in pick;
 
 /**
  * Sends one case. Revoking a cap by its own URL (in any spelling) is
@@ -62,14 +64,27 @@ export async function send(target: FuzzTarget, c: FuzzCase, timeoutMs: number, f
   let token = resolveToken(target, c.token);
   if (c.method === "DELETE" && c.route === "" && mayBeLive(c.token)) {
     const throwaway = await subdir(target.rootUrl, { path: "dir" }).catch(() => null);
-    if (throwaway === null) return { status: 0, headers: [], body: new Uint8Array(), error: "could not mint the throwaway cap to revoke" };
-    token = resolveToken(target, c.token === "child" || c.token === "readOnlyChild" ? "root" : c.token, throwaway.token);
+    if (throwaway === null)
+      return { status: 0, headers: [], body: new Uint8Array(), error: "could not mint the throwaway cap to revoke" };
+    token = resolveToken(
+      target,
+      c.token === "child" || c.token === "readOnlyChild" ? "root" : c.token,
+      throwaway.token,
+    );
   }
-  const url = c.target === "object" ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}` : `${target.base}${c.route}`;
+  const url =
+    c.target === "object"
+      ? `${target.base}/object/${token}${c.route}${c.query ? `?${c.query}` : ""}`
+      : `${target.base}${c.route}`;
   // A body shorter than declared may be waited for until the deadline; 5 s is plenty to see any answer.
   if (c.declaredLength !== undefined) return rawCall(target.port, rawRequest(url, c), Math.min(timeoutMs, 5_000));
   const body = c.body !== undefined && c.method !== "GET" && c.method !== "HEAD" ? c.body : undefined;
-  if (fresh) return callFresh(new URL(url).href, { method: c.method, headers: c.headers, ...(body === undefined ? {} : { body }) }, timeoutMs);
+  if (fresh)
+    return callFresh(
+      new URL(url).href,
+      { method: c.method, headers: c.headers, ...(body === undefined ? {} : { body }) },
+      timeoutMs,
+    );
   return call(url, { method: c.method, headers: c.headers, ...(body === undefined ? {} : { body }) }, timeoutMs);
 }
 

@@ -56,9 +56,15 @@ const CASES: HostileCase[] = [
   },
   {
     name: "mcp edit_file with 2,000 edits on a 1 MiB file",
-    setup: (put) => put("many.md", Array.from({ length: 100_000 }, (_, i) => `k${String(i).padStart(8, "0")}`).join("\n")),
+    setup: (put) =>
+      put("many.md", Array.from({ length: 100_000 }, (_, i) => `k${String(i).padStart(8, "0")}`).join("\n")),
     send: (mcp) =>
-      mcp(editCall("many.md", Array.from({ length: 2_000 }, (_, i) => ({ oldText: `k${String(i * 50).padStart(8, "0")}`, newText: "x" })))),
+      mcp(
+        editCall(
+          "many.md",
+          Array.from({ length: 2_000 }, (_, i) => ({ oldText: `k${String(i * 50).padStart(8, "0")}`, newText: "x" })),
+        ),
+      ),
   },
   {
     name: "mcp edit_file, a needle that makes indexOf quadratic, 1 MiB file",
@@ -73,12 +79,24 @@ const CASES: HostileCase[] = [
   {
     name: `memory insert of ${NEWLINES / 1000} KB of trailing newlines`,
     setup: (put) => put("insert.md", "top\n"),
-    send: (_mcp, memory) => memory({ command: "insert", path: "/memories/insert.md", insert_line: 0, insert_text: `${"\n".repeat(NEWLINES)}x` }),
+    send: (_mcp, memory) =>
+      memory({
+        command: "insert",
+        path: "/memories/insert.md",
+        insert_line: 0,
+        insert_text: `${"\n".repeat(NEWLINES)}x`,
+      }),
   },
   {
     name: `memory str_replace, overlapping ${NEEDLE_TEXT / 2000} KB needle`,
     setup: (put) => put("needle.md", "a".repeat(NEEDLE_TEXT)),
-    send: (_mcp, memory) => memory({ command: "str_replace", path: "/memories/needle.md", old_str: "a".repeat(NEEDLE_TEXT / 2), new_str: "b" }),
+    send: (_mcp, memory) =>
+      memory({
+        command: "str_replace",
+        path: "/memories/needle.md",
+        old_str: "a".repeat(NEEDLE_TEXT / 2),
+        new_str: "b",
+      }),
   },
   {
     name: "memory view of a 999,999-line file",
@@ -93,7 +111,10 @@ const CASES: HostileCase[] = [
   {
     name: "mcp batch of 100 directory_tree calls on a 1,110-entry tree",
     async setup(put) {
-      const paths = Array.from({ length: 1000 }, (_, i) => `tree/d${Math.floor(i / 100)}/e${Math.floor(i / 10) % 10}/f${i % 10}.md`);
+      const paths = Array.from(
+        { length: 1000 },
+        (_, i) => `tree/d${Math.floor(i / 100)}/e${Math.floor(i / 10) % 10}/f${i % 10}.md`,
+      );
       for (let i = 0; i < paths.length; i += 20) await Promise.all(paths.slice(i, i + 20).map((p) => put(p, "x")));
     },
     send: (mcp) => mcp(treeBatch(100)),
@@ -101,7 +122,13 @@ const CASES: HostileCase[] = [
   {
     name: "mcp write_file of 2 MiB (storage alone, for reference)",
     setup: async () => undefined,
-    send: (mcp) => mcp({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "write_file", arguments: { path: "big.md", content: "w".repeat(2 * 1024 * 1024) } } }),
+    send: (mcp) =>
+      mcp({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "write_file", arguments: { path: "big.md", content: "w".repeat(2 * 1024 * 1024) } },
+      }),
   },
   {
     name: "memory view of a 50,000-line file (the most one view numbers)",
@@ -131,18 +158,23 @@ function treeBatch(calls: number) {
  * const rows = await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl });
  * console.table(rows);
  */
-export async function hostileRequests(vault: HostileVault, onRow: (row: HostileRow) => void = () => undefined): Promise<HostileRow[]> {
+export async function hostileRequests(
+  vault: HostileVault,
+  onRow: (row: HostileRow) => void = () => undefined,
+): Promise<HostileRow[]> {
   const base = `hostile-${crypto.randomUUID().slice(0, 8)}`;
   const cap = await subdirCap(vault.capUrl, base);
   const put: Put = async (path, body) => {
     const answer = await request("PUT", `${cap}/file?path=${encodeURIComponent(path)}`, body);
     if (answer.status >= 300) throw new Error(`setup write of ${path} failed: ${answer.status}`);
   };
-  const mcp: Send = (body) => send(`${cap}/mcp`, body, { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" });
+  const mcp: Send = (body) =>
+    send(`${cap}/mcp`, body, { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" });
   const memory: Send = (body) => send(`${cap}/memory`, body, {});
   const cheapPath = `${base}-cheap.txt`;
   const cheapUrl = `${vault.otherCapUrl}/file?path=${encodeURIComponent(cheapPath)}`;
-  if ((await request("PUT", cheapUrl, "cheap")).status >= 300) throw new Error("could not write the cheap file on the other cap");
+  if ((await request("PUT", cheapUrl, "cheap")).status >= 300)
+    throw new Error("could not write the cheap file on the other cap");
   const cheapRead = async () => {
     const started = performance.now();
     const answer = await request("GET", cheapUrl);
@@ -164,7 +196,12 @@ export async function hostileRequests(vault: HostileVault, onRow: (row: HostileR
     let worst = 0;
     while (running) worst = Math.max(worst, await cheapRead());
     const outcome = await request;
-    const row = { case: hostile.name, ms: Math.round(performance.now() - started), cheapReadMaxDelayMs: Math.max(0, Math.round(worst - baseline)), outcome };
+    const row = {
+      case: hostile.name,
+      ms: Math.round(performance.now() - started),
+      cheapReadMaxDelayMs: Math.max(0, Math.round(worst - baseline)),
+      outcome,
+    };
     rows.push(row);
     onRow(row);
   }
@@ -185,7 +222,10 @@ async function send(url: string, body: unknown, headers: Record<string, string>)
   if (answer.status >= 300) return `HTTP ${answer.status}: ${text.slice(0, 120)}`;
   if (answer.headers["capvault-error-code"] !== undefined) return text.slice(0, 120).split("\n")[0]!;
   if (!url.endsWith("/mcp")) return "ok";
-  const answers = [JSON.parse(text)].flat() as { result?: { isError?: boolean; content?: { text: string }[] }; error?: { message: string } }[];
+  const answers = [JSON.parse(text)].flat() as {
+    result?: { isError?: boolean; content?: { text: string }[] };
+    error?: { message: string };
+  }[];
   const refused = answers.filter((a) => a.error !== undefined || a.result?.isError === true);
   if (refused.length === 0) return "ok";
   const first = refused[0]!;
@@ -204,7 +244,13 @@ function request(method: string, url: string, body?: string, headers: Record<str
     const sent = http.request(url, { method, agent: false, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString("utf8") }));
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          text: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
     });
     sent.on("error", reject);
     sent.end(body);

@@ -1,5 +1,5 @@
 import { startTestVault } from "../test/node/test-vault.ts";
-import { hostileRequests, type HostileRow } from "./hostile-requests.ts";
+import { type HostileRow, hostileRequests } from "./hostile-requests.ts";
 
 /** The issue's target: one hostile request delays a cheap request on another cap by at most this. */
 export const DELAY_TARGET_MS = 100;
@@ -13,9 +13,14 @@ export const DELAY_TARGET_MS = 100;
 export async function runHostile(log: (line: string) => void): Promise<HostileRow[]> {
   const vault = await startTestVault();
   try {
-    const other = await fetch(`${vault.rootCapUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "other" }) });
+    const other = await fetch(`${vault.rootCapUrl}/subdir`, {
+      method: "POST",
+      body: JSON.stringify({ path: "other" }),
+    });
     const otherCapUrl = ((await other.json()) as { url: string }).url;
-    return await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl }, (row) => log(`hostile: ${row.case}: ${row.ms.toFixed(0)} ms`));
+    return await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl }, (row) =>
+      log(`hostile: ${row.case}: ${row.ms.toFixed(0)} ms`),
+    );
   } finally {
     await vault.stop();
   }
@@ -23,9 +28,14 @@ export async function runHostile(log: (line: string) => void): Promise<HostileRo
 
 /** One table: case, wall time, worst delay of the cheap read beside it, outcome, target met. */
 export function hostileTable(rows: HostileRow[]): string {
-  const lines = ["| hostile request | ms | cheap read delayed (ms) | outcome | delay ≤ 100 ms |", "|:--|--:|--:|:--|:--|"];
+  const lines = [
+    "| hostile request | ms | cheap read delayed (ms) | outcome | delay ≤ 100 ms |",
+    "|:--|--:|--:|:--|:--|",
+  ];
   for (const r of rows) {
-    lines.push(`| ${r.case} | ${r.ms.toFixed(0)} | ${r.cheapReadMaxDelayMs.toFixed(0)} | ${r.outcome.slice(0, 60)} | ${r.cheapReadMaxDelayMs <= DELAY_TARGET_MS ? "yes" : "no"} |`);
+    lines.push(
+      `| ${r.case} | ${r.ms.toFixed(0)} | ${r.cheapReadMaxDelayMs.toFixed(0)} | ${r.outcome.slice(0, 60)} | ${r.cheapReadMaxDelayMs <= DELAY_TARGET_MS ? "yes" : "no"} |`,
+    );
   }
   return lines.join("\n");
 }

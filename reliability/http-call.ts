@@ -50,7 +50,9 @@ export function header(observed: Observed, name: string): string | null {
 export function describe(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error ? `${error.name}: ${error.message} (${cause.message})` : `${error.name}: ${error.message}`;
+    return cause instanceof Error
+      ? `${error.name}: ${error.message} (${cause.message})`
+      : `${error.name}: ${error.message}`;
   }
   return String(error);
 }
@@ -59,7 +61,11 @@ export function describe(error: unknown): string {
  * The same exchange on a connection of its own (no pooling): a resend after a
  * pooled connection was closed under a request cannot meet that again.
  */
-export function callFresh(url: string, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array } = {}, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<Observed> {
+export function callFresh(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array } = {},
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<Observed> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let settled = false;
@@ -71,14 +77,33 @@ export function callFresh(url: string, init: { method?: string; headers?: Record
       resolve(observed);
     };
     let request: ReturnType<typeof httpRequest>;
-    const timer = setTimeout(() => finish({ status: 0, headers: [], body: new Uint8Array(), error: "deadline" }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ status: 0, headers: [], body: new Uint8Array(), error: "deadline" }),
+      timeoutMs,
+    );
     try {
-      request = httpRequest(url, { method: init.method ?? "GET", headers: init.headers ?? {}, agent: false }, (response) => {
-      const headers = Object.entries(response.headers).map(([k, v]): [string, string] => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]);
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => finish({ status: response.statusCode ?? 0, headers, body: new Uint8Array(Buffer.concat(chunks)) }));
-      response.on("error", (error) => finish({ status: response.statusCode ?? 0, headers, body: new Uint8Array(Buffer.concat(chunks)), error: `body: ${describe(error)}` }));
-      });
+      request = httpRequest(
+        url,
+        { method: init.method ?? "GET", headers: init.headers ?? {}, agent: false },
+        (response) => {
+          const headers = Object.entries(response.headers).map(([k, v]): [string, string] => [
+            k,
+            Array.isArray(v) ? v.join(", ") : (v ?? ""),
+          ]);
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            finish({ status: response.statusCode ?? 0, headers, body: new Uint8Array(Buffer.concat(chunks)) }),
+          );
+          response.on("error", (error) =>
+            finish({
+              status: response.statusCode ?? 0,
+              headers,
+              body: new Uint8Array(Buffer.concat(chunks)),
+              error: `body: ${describe(error)}`,
+            }),
+          );
+        },
+      );
     } catch (error) {
       // A header value node:http will not send (fetch may): nothing was sent.
       return finish({ status: 0, headers: [], body: new Uint8Array(), error: `not sent: ${describe(error)}` });

@@ -14,14 +14,26 @@ const PAUSE_MS = 150;
  * unless the first response said `Connection: close`.
  */
 export async function runKeepAlive(fixture: Fixture, backend: Backend): Promise<Row> {
-  const findings = new Findings("http: keep-alive after refusals", `RELIABILITY_SCALE=small RELIABILITY_ONLY=fuzz RELIABILITY_CASE=0 RELIABILITY_BACKEND=${backend} npm run reliability`);
+  const findings = new Findings(
+    "http: keep-alive after refusals",
+    `RELIABILITY_SCALE=small RELIABILITY_ONLY=fuzz RELIABILITY_CASE=0 RELIABILITY_BACKEND=${backend} npm run reliability`,
+  );
   const port = Number(new URL(fixture.vault.url).port);
   const cap = new URL(fixture.roots[backend].url).pathname;
   const body = "x".repeat(70_000);
   const probes: [string, string][] = [
-    ["PUT with a path that escapes, 70 KB body", `PUT ${cap}/file?path=..%2Fx HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`],
-    ["PUT through an unknown token, 70 KB body", `PUT /object/${"b".repeat(32)}/file?path=x HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`],
-    ["POST /move through an unknown token, 2-byte body", `POST /object/${"b".repeat(32)}/move HTTP/1.1\r\nHost: v\r\nContent-Length: 2\r\n\r\n{}`],
+    [
+      "PUT with a path that escapes, 70 KB body",
+      `PUT ${cap}/file?path=..%2Fx HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    ],
+    [
+      "PUT through an unknown token, 70 KB body",
+      `PUT /object/${"b".repeat(32)}/file?path=x HTTP/1.1\r\nHost: v\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    ],
+    [
+      "POST /move through an unknown token, 2-byte body",
+      `POST /object/${"b".repeat(32)}/move HTTP/1.1\r\nHost: v\r\nContent-Length: 2\r\n\r\n{}`,
+    ],
     // (A body declared past the size limit is refused unread, and its connection
     // closed: it cannot carry another request before that body ends anyway.)
   ];
@@ -43,7 +55,10 @@ function probe(port: number, first: string, second: string): Promise<string> {
       socket.destroy();
       resolve(outcome);
     };
-    const timer = setTimeout(() => done(sentSecond ? "no answer to the second request" : "no answer to the first request"), 10_000);
+    const timer = setTimeout(
+      () => done(sentSecond ? "no answer to the second request" : "no answer to the first request"),
+      10_000,
+    );
     socket.on("error", () => undefined);
     socket.on("connect", () => socket.write(first));
     socket.on("data", (chunk: Buffer) => {
@@ -56,6 +71,12 @@ function probe(port: number, first: string, second: string): Promise<string> {
       }
       if (heads.length >= 2) done("ok");
     });
-    socket.on("close", () => done(sentSecond ? `answered ${/HTTP\/1\.1 (\d{3})/.exec(data)?.[1]} without Connection: close, then closed the connection before the next request was answered` : "closed without any answer"));
+    socket.on("close", () =>
+      done(
+        sentSecond
+          ? `answered ${/HTTP\/1\.1 (\d{3})/.exec(data)?.[1]} without Connection: close, then closed the connection before the next request was answered`
+          : "closed without any answer",
+      ),
+    );
   });
 }

@@ -1,8 +1,8 @@
 import { Findings } from "./findings.ts";
 import { header, text } from "./http-call.ts";
-import { LoadMeter, forClients } from "./load-meter.ts";
+import { forClients, LoadMeter } from "./load-meter.ts";
 import type { Row } from "./table.ts";
-import { put, type Backend, type Fixture } from "./vault-fixture.ts";
+import { type Backend, type Fixture, put } from "./vault-fixture.ts";
 
 const MAX_SECONDS = 120;
 
@@ -13,8 +13,16 @@ const MAX_SECONDS = 120;
  * A write whose answer never came might have landed: the final value may
  * then exceed the successes by at most that many.
  */
-export async function runCounter(fixture: Fixture, backend: Backend, clients: number, increments: number): Promise<Row> {
-  const findings = new Findings(`load: counter`, `RELIABILITY_ONLY=load RELIABILITY_BACKEND=${backend} npm run reliability`);
+export async function runCounter(
+  fixture: Fixture,
+  backend: Backend,
+  clients: number,
+  increments: number,
+): Promise<Row> {
+  const findings = new Findings(
+    `load: counter`,
+    `RELIABILITY_ONLY=load RELIABILITY_BACKEND=${backend} npm run reliability`,
+  );
   const meter = new LoadMeter();
   const cap = fixture.roots[backend].url;
   const url = `${cap}/file?path=${encodeURIComponent("load/counter.txt")}`;
@@ -26,8 +34,13 @@ export async function runCounter(fixture: Fixture, backend: Backend, clients: nu
     if (done[c]! >= increments) return;
     const read = await meter.call("read", url);
     const etag = header(read, "etag");
-    if (read.status !== 200 || etag === null) return void findings.add("other", `counter read: ${read.status} ${text(read).slice(0, 80)}`);
-    const write = await meter.call("write", url, { method: "PUT", headers: { "if-match": etag }, body: String(Number(text(read)) + 1) });
+    if (read.status !== 200 || etag === null)
+      return void findings.add("other", `counter read: ${read.status} ${text(read).slice(0, 80)}`);
+    const write = await meter.call("write", url, {
+      method: "PUT",
+      headers: { "if-match": etag },
+      body: String(Number(text(read)) + 1),
+    });
     if (write.status === 200 || write.status === 201) {
       successes++;
       done[c]!++;
@@ -35,11 +48,27 @@ export async function runCounter(fixture: Fixture, backend: Backend, clients: nu
     else if (write.status !== 412) findings.add("other", `counter write: ${write.status} ${text(write).slice(0, 80)}`);
   });
   const final = Number(text(await meter.call("final read", url)));
-  if (final < successes) findings.add("lost", `${backend}: counter is ${final} after ${successes} successful increments`);
+  if (final < successes)
+    findings.add("lost", `${backend}: counter is ${final} after ${successes} successful increments`);
   for (let i = 1; i < successes - final; i++) findings.add("lost", `${backend}: (one more lost update)`);
-  if (final > successes + unanswered) findings.add("other", `${backend}: counter is ${final}, more than ${successes} successes + ${unanswered} unanswered`);
-  if (done.some((n) => n < increments)) findings.add("other", `${backend}: not every client landed its ${increments} increments within ${MAX_SECONDS}s (${done.join(",")})`);
+  if (final > successes + unanswered)
+    findings.add(
+      "other",
+      `${backend}: counter is ${final}, more than ${successes} successes + ${unanswered} unanswered`,
+    );
+  if (done.some((n) => n < increments))
+    findings.add(
+      "other",
+      `${backend}: not every client landed its ${increments} increments within ${MAX_SECONDS}s (${done.join(",")})`,
+    );
   for (const f of meter.fivexx) findings.add("5xx", f);
   for (const f of meter.dropped) findings.add("drop", f);
-  return { check: "load: counter (If-Match)", backend, requests: meter.requests, concurrency: meter.peak, cases: successes, findings };
+  return {
+    check: "load: counter (If-Match)",
+    backend,
+    requests: meter.requests,
+    concurrency: meter.peak,
+    cases: successes,
+    findings,
+  };
 }

@@ -19,7 +19,8 @@ export class LoadMeter {
     try {
       const observed = await call(url, init);
       // A connection closed without an answer is recorded as a drop; the caller sees status 0 and moves on.
-      if (observed.status >= 500) this.fivexx.push(`${what}: ${observed.status} ${new TextDecoder().decode(observed.body).slice(0, 120)}`);
+      if (observed.status >= 500)
+        this.fivexx.push(`${what}: ${observed.status} ${new TextDecoder().decode(observed.body).slice(0, 120)}`);
       if (observed.status === 0) this.dropped.push(`${what}: ${observed.error}`);
       return observed;
     } finally {
@@ -29,7 +30,12 @@ export class LoadMeter {
 }
 
 /** Runs `clients` loops until `ms` have passed (each loop also stops after `maxIterations`). */
-export async function forClients(clients: number, ms: number, maxIterations: number, body: (client: number, iteration: number) => Promise<void>): Promise<void> {
+export async function forClients(
+  clients: number,
+  ms: number,
+  maxIterations: number,
+  body: (client: number, iteration: number) => Promise<void>,
+): Promise<void> {
   const end = Date.now() + ms;
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {

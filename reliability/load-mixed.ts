@@ -1,8 +1,8 @@
 import { Findings } from "./findings.ts";
-import { LoadMeter, forClients } from "./load-meter.ts";
+import { forClients, LoadMeter } from "./load-meter.ts";
 import { checkResponse } from "./response-checks.ts";
 import type { Row } from "./table.ts";
-import { BACKENDS, subdir, type Fixture } from "./vault-fixture.ts";
+import { BACKENDS, type Fixture, subdir } from "./vault-fixture.ts";
 
 const OPS = ["write", "read", "stat", "list", "delete", "move", "mcp", "memory", "subdir"] as const;
 
@@ -20,7 +20,9 @@ export async function runMixedLoad(fixture: Fixture, clients: number, seconds: n
     Array.from({ length: clients }, async (_, c) => {
       const backend = BACKENDS[c % 2]!;
       const root = fixture.roots[backend].url;
-      return c % 4 < 2 ? { url: root, own: false } : { url: (await subdir(root, { path: `load/own-${c}` })).url, own: true };
+      return c % 4 < 2
+        ? { url: root, own: false }
+        : { url: (await subdir(root, { path: `load/own-${c}` })).url, own: true };
     }),
   );
   await forClients(clients, seconds * 1000, 100_000, async (c, i) => {
@@ -42,26 +44,45 @@ export async function runMixedLoad(fixture: Fixture, clients: number, seconds: n
         case "delete":
           return meter.call(op, `${url}/file${q(name)}`, { method: "DELETE" });
         case "move":
-          return meter.call(op, `${url}/move`, { method: "POST", body: JSON.stringify({ from: name, to: `${name}.moved`, overwrite: true }) });
+          return meter.call(op, `${url}/move`, {
+            method: "POST",
+            body: JSON.stringify({ from: name, to: `${name}.moved`, overwrite: true }),
+          });
         case "mcp":
           return meter.call(op, `${url}/mcp`, {
             method: "POST",
             headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-            body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "list_directory", arguments: { path: "" } } }),
+            body: JSON.stringify({
+              jsonrpc: "2.0",
+              id: i,
+              method: "tools/call",
+              params: { name: "list_directory", arguments: { path: "" } },
+            }),
           });
         case "memory":
-          return meter.call(op, `${url}/memory`, { method: "POST", body: JSON.stringify({ command: "view", path: `/memories/${name}` }) });
+          return meter.call(op, `${url}/memory`, {
+            method: "POST",
+            body: JSON.stringify({ command: "view", path: `/memories/${name}` }),
+          });
         case "subdir":
-          return meter.call(op, `${url}/subdir`, { method: "POST", body: JSON.stringify({ path: "", rights: ["read"], ttlSeconds: 60 }) });
+          return meter.call(op, `${url}/subdir`, {
+            method: "POST",
+            body: JSON.stringify({ path: "", rights: ["read"], ttlSeconds: 60 }),
+          });
       }
     })();
     const route = op === "mcp" || op === "memory" ? op : undefined;
     if (observed.status === 0) return;
-    for (const v of checkResponse(observed, fixture.secrets, route)) if (v.kind !== "5xx") findings.add(v.kind, `${op}: ${v.detail}`);
+    for (const v of checkResponse(observed, fixture.secrets, route))
+      if (v.kind !== "5xx") findings.add(v.kind, `${op}: ${v.detail}`);
     // A client alone in its cap reads back exactly what it last wrote there.
     if (own && op === "write" && observed.status < 300) {
       const back = await meter.call("read back", `${url}/file${q(name)}`);
-      if (back.status !== 0 && new TextDecoder().decode(back.body) !== content) findings.add("lost", `client ${c} wrote ${JSON.stringify(content)} to its own ${name}, read back ${back.status} ${JSON.stringify(new TextDecoder().decode(back.body).slice(0, 80))}`);
+      if (back.status !== 0 && new TextDecoder().decode(back.body) !== content)
+        findings.add(
+          "lost",
+          `client ${c} wrote ${JSON.stringify(content)} to its own ${name}, read back ${back.status} ${JSON.stringify(new TextDecoder().decode(back.body).slice(0, 80))}`,
+        );
     }
   });
   for (const f of meter.fivexx) findings.add("5xx", f);

@@ -30,7 +30,13 @@ export function rawCall(port: number, request: Uint8Array, timeoutMs = 10_000): 
 /** The first response in `bytes` (status, headers, body as sent: chunked bodies are left encoded). */
 function parseResponse(bytes: Buffer, error?: string): Observed {
   const end = bytes.indexOf("\r\n\r\n");
-  if (end < 0) return { status: 0, headers: [], body: new Uint8Array(), error: error ?? (bytes.length ? "incomplete head" : "no response") };
+  if (end < 0)
+    return {
+      status: 0,
+      headers: [],
+      body: new Uint8Array(),
+      error: error ?? (bytes.length ? "incomplete head" : "no response"),
+    };
   const [statusLine = "", ...lines] = bytes.subarray(0, end).toString("latin1").split("\r\n");
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1] ?? 0);
   const headers = lines.map((line): [string, string] => {

@@ -1,7 +1,7 @@
 import { isErrorCode } from "../shared/error-codes.ts";
 import { statusOf } from "../worker/http-error.ts";
-import { header, type Observed, text } from "./http-call.ts";
 import type { FindingKind } from "./findings.ts";
+import { header, type Observed, text } from "./http-call.ts";
 
 export interface Violation {
   kind: FindingKind;
@@ -16,15 +16,26 @@ export interface Violation {
  * refusal's code is in `Capvault-Error-Code` (memory) or starts the error
  * text (MCP), and JSON-RPC framing errors are MCP's own, not the vault's.
  */
-export function checkResponse(observed: Observed, secrets: readonly string[], route?: "mcp" | "memory", head = false): Violation[] {
+export function checkResponse(
+  observed: Observed,
+  secrets: readonly string[],
+  route?: "mcp" | "memory",
+  head = false,
+): Violation[] {
   const out: Violation[] = [];
-  if (observed.status >= 500) out.push({ kind: "5xx", detail: `status ${observed.status}: ${text(observed).slice(0, 160)}` });
+  if (observed.status >= 500)
+    out.push({ kind: "5xx", detail: `status ${observed.status}: ${text(observed).slice(0, 160)}` });
   // latin1 keeps every byte as one char: a secret split by invalid UTF-8 is still found.
   const body = Buffer.from(observed.body).toString("latin1") + Buffer.from(observed.body).toString("utf8");
   const heads = observed.headers.map(([k, v]) => `${k}: ${v}`).join("\n");
   for (const secret of secrets) {
-    if (body.includes(secret)) out.push({ kind: "leak", detail: `body holds ${JSON.stringify(secret.slice(0, 24))}…: ${text(observed).slice(0, 160)}` });
-    if (heads.includes(secret)) out.push({ kind: "leak", detail: `a header holds ${JSON.stringify(secret.slice(0, 24))}…` });
+    if (body.includes(secret))
+      out.push({
+        kind: "leak",
+        detail: `body holds ${JSON.stringify(secret.slice(0, 24))}…: ${text(observed).slice(0, 160)}`,
+      });
+    if (heads.includes(secret))
+      out.push({ kind: "leak", detail: `a header holds ${JSON.stringify(secret.slice(0, 24))}…` });
   }
   // A HEAD answer has no body to carry the code; its status and headers were checked above.
   const refusal = head && observed.status !== 0 ? null : refusalProblem(observed, route);
@@ -50,7 +61,8 @@ function refusalProblem(observed: Observed, route?: "mcp" | "memory"): string | 
   if (route === "memory") {
     const code = header(observed, "capvault-error-code");
     const isError = text(observed).startsWith("Error:");
-    if (isError !== (code !== null)) return `memory result and Capvault-Error-Code disagree: ${code} / ${text(observed).slice(0, 80)}`;
+    if (isError !== (code !== null))
+      return `memory result and Capvault-Error-Code disagree: ${code} / ${text(observed).slice(0, 80)}`;
     if (code !== null && !isErrorCode(code)) return `memory error code ${code} is not a contract code`;
   }
   if (route === "mcp") return mcpProblem(text(observed));

@@ -10,17 +10,23 @@
  */
 import { hostileTable, runHostile } from "./hostile-run.ts";
 import { scaleFromEnv } from "./scale.ts";
-import { runSuite, type Part } from "./suite.ts";
-import { failed, tableText, type Row } from "./table.ts";
+import { type Part, runSuite } from "./suite.ts";
+import { failed, type Row, tableText } from "./table.ts";
 import type { Backend } from "./vault-fixture.ts";
 
 const scale = scaleFromEnv();
-const seed = process.env.RELIABILITY_SEED ? Number(process.env.RELIABILITY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+const seed = process.env.RELIABILITY_SEED
+  ? Number(process.env.RELIABILITY_SEED)
+  : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 const only = process.env.RELIABILITY_ONLY ? (process.env.RELIABILITY_ONLY.split(",") as Part[]) : undefined;
-const backends = process.env.RELIABILITY_BACKEND ? (process.env.RELIABILITY_BACKEND.split(",") as Backend[]) : undefined;
+const backends = process.env.RELIABILITY_BACKEND
+  ? (process.env.RELIABILITY_BACKEND.split(",") as Backend[])
+  : undefined;
 const fuzzCase = process.env.RELIABILITY_CASE ? Number(process.env.RELIABILITY_CASE) : undefined;
 
-console.log(`reliability: scale ${scale.name}, seed ${seed} (replay: RELIABILITY_SEED=${seed} RELIABILITY_SCALE=${scale.name} npm run reliability)`);
+console.log(
+  `reliability: scale ${scale.name}, seed ${seed} (replay: RELIABILITY_SEED=${seed} RELIABILITY_SCALE=${scale.name} npm run reliability)`,
+);
 const started = Date.now();
 const { rows } = await runSuite({ scale, seed, only, backends, fuzzCase, log: (line) => console.log(`  ${line}`) });
 const allRows: Row[] = [...rows];

@@ -6,7 +6,7 @@ import { runMixedLoad } from "./load-mixed.ts";
 import { runRevocationRace } from "./load-revocation-race.ts";
 import type { Scale } from "./scale.ts";
 import type { Row } from "./table.ts";
-import { BACKENDS, openFixture, type Backend, type Fixture } from "./vault-fixture.ts";
+import { BACKENDS, type Backend, type Fixture, openFixture } from "./vault-fixture.ts";
 
 export type Part = "fuzz" | "load" | "faults";
 
@@ -43,14 +43,23 @@ export async function runSuite(options: SuiteOptions): Promise<{ rows: Row[]; fi
   try {
     if (parts.has("fuzz")) {
       await Promise.all(
-        backends.map((backend) => step(`fuzz ${backend}`, async () => (await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row)),
+        backends.map((backend) =>
+          step(
+            `fuzz ${backend}`,
+            async () => (await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row,
+          ),
+        ),
       );
       for (const backend of backends) await step(`keep-alive ${backend}`, () => runKeepAlive(fixture, backend));
     }
     if (parts.has("load")) {
       await step("mixed load", () => runMixedLoad(fixture, scale.loadClients, scale.loadSeconds, seed));
-      for (const backend of backends) await step(`counter ${backend}`, () => runCounter(fixture, backend, scale.counterClients, scale.counterIncrements));
-      for (const backend of backends) await step(`revocation race ${backend}`, () => runRevocationRace(fixture, backend, scale.raceClients));
+      for (const backend of backends)
+        await step(`counter ${backend}`, () =>
+          runCounter(fixture, backend, scale.counterClients, scale.counterIncrements),
+        );
+      for (const backend of backends)
+        await step(`revocation race ${backend}`, () => runRevocationRace(fixture, backend, scale.raceClients));
     }
     if (parts.has("faults")) await step("faults", () => runFaults(fixture, scale, seed));
     return { rows, fixture };

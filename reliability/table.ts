@@ -14,7 +14,19 @@ export interface Row {
   notes?: string[];
 }
 
-const COLUMNS = ["check", "backend", "cases", "faults", "requests", "concurrency", "5xx", "lost", "leaks", "other", "drops"] as const;
+const COLUMNS = [
+  "check",
+  "backend",
+  "cases",
+  "faults",
+  "requests",
+  "concurrency",
+  "5xx",
+  "lost",
+  "leaks",
+  "other",
+  "drops",
+] as const;
 
 export function tableText(rows: readonly Row[]): string {
   const cells = rows.map((r) => [
@@ -32,9 +44,22 @@ export function tableText(rows: readonly Row[]): string {
   ]);
   const total = (pick: (r: Row) => number | undefined) => rows.reduce((sum, r) => sum + (pick(r) ?? 0), 0);
   const count = (kind: FindingKind) => String(rows.reduce((sum, r) => sum + r.findings.count(kind), 0));
-  cells.push(["total", "", num(total((r) => r.cases)), num(total((r) => r.faults)), num(total((r) => r.requests)), "", count("5xx"), count("lost"), count("leak"), count("other"), count("drop")]);
+  cells.push([
+    "total",
+    "",
+    num(total((r) => r.cases)),
+    num(total((r) => r.faults)),
+    num(total((r) => r.requests)),
+    "",
+    count("5xx"),
+    count("lost"),
+    count("leak"),
+    count("other"),
+    count("drop"),
+  ]);
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (row: readonly string[]) => `| ${row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")} |`;
+  const line = (row: readonly string[]) =>
+    `| ${row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (i < 2 ? `:${"-".repeat(w + 1)}` : `${"-".repeat(w + 1)}:`)).join("|")}|`;
   return [line(COLUMNS), rule, ...cells.slice(0, -1).map(line), line(cells.at(-1)!)].join("\n");
 }

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { startTestVault, type TestVault, type TestVaultOptions } from "../test/node/test-vault.ts";
-import { call as callOnce, json, text, type Observed } from "./http-call.ts";
+import { call as callOnce, json, type Observed, text } from "./http-call.ts";
 
 /**
  * Setup and health checks are not the fuzz: a request whose pooled
@@ -84,30 +84,64 @@ async function plant(vault: TestVault): Promise<Fixture> {
     siblings,
     canary,
     secrets: [prefix, marker, base, vault.diskRoot, vault.state, canary],
-    plantedNames: ["a.txt", "dir", "dir/b.txt", "link-sibling", "link-dir", "link-abs", "link-up", "link-dir/canary.txt", "link-up/x"],
+    plantedNames: [
+      "a.txt",
+      "dir",
+      "dir/b.txt",
+      "link-sibling",
+      "link-dir",
+      "link-abs",
+      "link-up",
+      "link-dir/canary.txt",
+      "link-up/x",
+    ],
   };
 }
 
-export async function mintRoot(vault: TestVault, backend: Backend, prefix: string, label = "reliability"): Promise<RootCap> {
+export async function mintRoot(
+  vault: TestVault,
+  backend: Backend,
+  prefix: string,
+  label = "reliability",
+): Promise<RootCap> {
   const response = await call(`${vault.url}/admin/roots`, {
     method: "POST",
     headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
     body: JSON.stringify({ backend, prefix, label }),
   });
   const body = json(response) as { url?: string; token?: string } | undefined;
-  if (response.status !== 201 || !body?.url || !body.token) throw new Error(`minting a ${backend} root failed: ${response.status} ${text(response)}`);
+  if (response.status !== 201 || !body?.url || !body.token)
+    throw new Error(`minting a ${backend} root failed: ${response.status} ${text(response)}`);
   return { backend, url: body.url, token: body.token, prefix };
 }
 
-export async function put(capUrl: string, file: string, content: string | Uint8Array, headers: Record<string, string> = {}): Promise<void> {
-  const response = await call(`${capUrl}/file?path=${encodeURIComponent(file)}`, { method: "PUT", body: content, headers });
-  if (response.status !== 200 && response.status !== 201) throw new Error(`PUT ${file} failed: ${response.status} ${text(response)}`);
+export async function put(
+  capUrl: string,
+  file: string,
+  content: string | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<void> {
+  const response = await call(`${capUrl}/file?path=${encodeURIComponent(file)}`, {
+    method: "PUT",
+    body: content,
+    headers,
+  });
+  if (response.status !== 200 && response.status !== 201)
+    throw new Error(`PUT ${file} failed: ${response.status} ${text(response)}`);
 }
 
 /** A child cap of `capUrl`; throws when the vault refuses (setup, not a check). */
-export async function subdir(capUrl: string, body: Record<string, unknown>): Promise<{ url: string; token: string; id: string }> {
-  const response = await call(`${capUrl}/subdir`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+export async function subdir(
+  capUrl: string,
+  body: Record<string, unknown>,
+): Promise<{ url: string; token: string; id: string }> {
+  const response = await call(`${capUrl}/subdir`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const minted = json(response) as { url?: string; token?: string; id?: string } | undefined;
-  if (response.status !== 201 || !minted?.url || !minted.token || !minted.id) throw new Error(`subdir failed: ${response.status} ${text(response)}`);
+  if (response.status !== 201 || !minted?.url || !minted.token || !minted.id)
+    throw new Error(`subdir failed: ${response.status} ${text(response)}`);
   return { url: minted.url, token: minted.token, id: minted.id };
 }

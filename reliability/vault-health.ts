@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { json, text } from "./http-call.ts";
-import { call, type Backend, type Fixture } from "./vault-fixture.ts";
+import { type Backend, call, type Fixture } from "./vault-fixture.ts";
 
 /**
  * "The vault answers correctly afterwards": a fresh write, read back, listed,
@@ -35,9 +35,15 @@ export async function vaultHealth(fixture: Fixture, backend: Backend): Promise<s
   expect("deleted stays deleted", gone.status === 404, `${gone.status} ${text(gone)}`);
 
   const sibling = await call(`${fixture.siblings[backend].url}/file${q("canary.txt")}`);
-  expect("sibling canary intact", sibling.status === 200 && text(sibling) === fixture.canary, `${sibling.status} ${text(sibling).slice(0, 40)}`);
+  expect(
+    "sibling canary intact",
+    sibling.status === 200 && text(sibling) === fixture.canary,
+    `${sibling.status} ${text(sibling).slice(0, 40)}`,
+  );
   if (backend === "disk") {
-    const outside = await readFile(path.join(path.dirname(fixture.vault.diskRoot), "outside-canary.txt"), "utf8").catch((e: Error) => e.message);
+    const outside = await readFile(path.join(path.dirname(fixture.vault.diskRoot), "outside-canary.txt"), "utf8").catch(
+      (e: Error) => e.message,
+    );
     expect("host canary intact", outside === fixture.canary, outside.slice(0, 40));
   }
   return problems;

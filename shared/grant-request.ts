@@ -1,5 +1,5 @@
-import { parseRights, type Right } from "./rights.ts";
 import { fail, ok, type Result } from "./result.ts";
+import { parseRights, type Right } from "./rights.ts";
 
 /** What a client may ask for when minting a cap (subdir) or a root (admin). */
 export interface GrantRequest {
@@ -24,7 +24,8 @@ export function parseGrantRequest(
   options: { pathField?: "path" | "prefix"; extraFields?: readonly string[] } = {},
 ): Result<GrantRequest> {
   const pathField = options.pathField ?? "path";
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return fail("bad_request", "expected a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    return fail("bad_request", "expected a JSON object");
   const fields = body as Record<string, unknown>;
   const known = new Set([pathField, "rights", "ttlSeconds", "label", ...(options.extraFields ?? [])]);
   const unknown = Object.keys(fields).find((k) => !known.has(k));
@@ -40,12 +41,22 @@ export function parseGrantRequest(
     parsedRights = r.value;
   }
   if (ttlSeconds !== undefined && ttlSeconds !== null) {
-    if (typeof ttlSeconds !== "number" || !Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) {
+    if (
+      typeof ttlSeconds !== "number" ||
+      !Number.isInteger(ttlSeconds) ||
+      ttlSeconds < 1 ||
+      ttlSeconds > MAX_TTL_SECONDS
+    ) {
       return fail("bad_request", `ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
     }
   }
   if (label !== undefined && label !== null) {
-    if (typeof label !== "string" || label.length > MAX_LABEL_LENGTH || LABEL_FORBIDDEN.test(label) || !label.isWellFormed()) {
+    if (
+      typeof label !== "string" ||
+      label.length > MAX_LABEL_LENGTH ||
+      LABEL_FORBIDDEN.test(label) ||
+      !label.isWellFormed()
+    ) {
       return fail("bad_request", `label must be a string of at most ${MAX_LABEL_LENGTH} printable characters`);
     }
   }

@@ -1,5 +1,5 @@
-import fc from "fast-check";
 import path from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { childRoot, parseRelPath, storageKey } from "./rel-path.ts";
 
@@ -78,11 +78,19 @@ describe("parseRelPath: hostile inputs", () => {
 
 // Strings biased towards the characters that make paths dangerous.
 const pathish = fc
-  .array(fc.oneof(fc.constantFrom("/", "\\", ".", "..", "~", ":", "C:", "a", "b", "\u0000", "\n", "\ud800", "é", "%2e"), fc.string()), {
-    maxLength: 12,
-  })
+  .array(
+    fc.oneof(
+      fc.constantFrom("/", "\\", ".", "..", "~", ":", "C:", "a", "b", "\u0000", "\n", "\ud800", "é", "%2e"),
+      fc.string(),
+    ),
+    {
+      maxLength: 12,
+    },
+  )
   .map((parts) => parts.join(""));
-const roots = fc.array(fc.stringMatching(/^[a-z_]{1,8}$/), { maxLength: 3 }).map((parts) => parts.map((p) => `${p}/`).join(""));
+const roots = fc
+  .array(fc.stringMatching(/^[a-z_]{1,8}$/), { maxLength: 3 })
+  .map((parts) => parts.map((p) => `${p}/`).join(""));
 
 describe("parseRelPath: properties", () => {
   it("an accepted path joined to any root stays under that root", () => {

@@ -58,7 +58,8 @@ export function parseRelPath(input: string | null | undefined): Result<RelPath> 
   for (const segment of segments) {
     if (segment === "" || segment === ".") return fail("invalid_path", "empty and '.' segments are not allowed");
     if (utf8Length(segment) > MAX_SEGMENT_BYTES) return fail("invalid_path", "a path segment is over 255 bytes");
-    if (segment.startsWith(RESERVED_NAME_PREFIX)) return fail("invalid_path", "names starting with .capvault- are reserved");
+    if (segment.startsWith(RESERVED_NAME_PREFIX))
+      return fail("invalid_path", "names starting with .capvault- are reserved");
   }
   if (utf8Length(trimmed) > MAX_KEY_BYTES) return fail("invalid_path", "path too long");
   return ok({ segments, text: segments.join("/") });

@@ -31,7 +31,11 @@ export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
  * dropped if small, so the client's connection stays usable; else cancelled,
  * so the sender is not left streaming into nothing) and returns the refusal.
  */
-export async function refuseBody<T>(body: ReadableStream<Uint8Array>, result: Result<T>, declaredLength?: number): Promise<Result<T>> {
+export async function refuseBody<T>(
+  body: ReadableStream<Uint8Array>,
+  result: Result<T>,
+  declaredLength?: number,
+): Promise<Result<T>> {
   await settleBody(body, declaredLength);
   return result;
 }

@@ -21,7 +21,10 @@ const SETTLE_TOTAL_MS = 5_000;
  * @example
  * if (!allowed) { await settleBody(request.body); return refusal; }
  */
-export async function settleBody(body: ReadableStream<Uint8Array> | null | undefined, declaredLength?: number | null): Promise<void> {
+export async function settleBody(
+  body: ReadableStream<Uint8Array> | null | undefined,
+  declaredLength?: number | null,
+): Promise<void> {
   if (!body) return;
   if (declaredLength != null && declaredLength > SETTLE_BYTES) {
     await body.cancel().catch(() => undefined);

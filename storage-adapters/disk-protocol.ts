@@ -13,8 +13,9 @@
  * for a read that returns bytes, those bytes as the body with
  * {@link READ_META_HEADER} holding `encodeURIComponent(JSON {meta, range})`.
  */
-import type { ByteRange } from "../shared/http-conditions.ts";
+
 import { isErrorCode } from "../shared/error-codes.ts";
+import type { ByteRange } from "../shared/http-conditions.ts";
 import type { Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import type { FileMeta, ListPage, ReadOutcome, StatOutcome, WriteOutcome } from "./storage-adapter.ts";
@@ -148,7 +149,9 @@ export function decodeCall(json: string): DiskCall | null {
   if (!isStringArray(v.root)) return null;
   switch (v.op) {
     case "read":
-      return isStringArray(v.path) && isNullableString(v.range) && isNullableString(v.ifNoneMatch) ? (v as DiskCall) : null;
+      return isStringArray(v.path) && isNullableString(v.range) && isNullableString(v.ifNoneMatch)
+        ? (v as DiskCall)
+        : null;
     case "write":
       return isStringArray(v.path) &&
         Number.isSafeInteger(v.length) &&
@@ -162,7 +165,10 @@ export function decodeCall(json: string): DiskCall | null {
     case "stat":
       return isStringArray(v.path) ? (v as DiskCall) : null;
     case "list":
-      return isStringArray(v.path) && isNullableString(v.after) && Number.isSafeInteger(v.limit) && (v.limit as number) >= 1
+      return isStringArray(v.path) &&
+        isNullableString(v.after) &&
+        Number.isSafeInteger(v.limit) &&
+        (v.limit as number) >= 1
         ? (v as DiskCall)
         : null;
     case "move":

@@ -1,14 +1,14 @@
-import { parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
+import { parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import {
-  decodeReadMeta,
-  decodeResult,
   DISK_SECRET_HEADER,
-  encodeCallHead,
-  READ_META_HEADER,
   type DiskAnswers,
   type DiskCall,
   type DiskOp,
+  decodeReadMeta,
+  decodeResult,
+  encodeCallHead,
+  READ_META_HEADER,
 } from "./disk-protocol.ts";
 import type {
   ListPage,
@@ -20,7 +20,7 @@ import type {
   WriteOptions,
   WriteOutcome,
 } from "./storage-adapter.ts";
-import { timedBody, TOO_SLOW, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
+import { TOO_SLOW, timedBody, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
 
 /** The `DISK` service binding: the Node disk host, reached with plain fetches. */
 export interface DiskFetcher {
@@ -67,7 +67,12 @@ export class DiskStorage implements StorageAdapter {
     return ok({ status: "body", meta: decoded.meta, range: decoded.range, body: response.body });
   }
 
-  async write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>> {
+  async write(
+    root: Root,
+    path: RelPath,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<Result<WriteOutcome>> {
     const key = fileKey(root, path);
     if (!key.ok) {
       await body.cancel().catch(() => undefined);
@@ -109,7 +114,13 @@ export class DiskStorage implements StorageAdapter {
   async list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>> {
     const key = storageKey(root.join(""), path, "dir");
     if (!key.ok) return key;
-    return this.ask<"list">({ op: "list", root: [...root], path: [...path.segments], after: options.after, limit: options.limit });
+    return this.ask<"list">({
+      op: "list",
+      root: [...root],
+      path: [...path.segments],
+      after: options.after,
+      limit: options.limit,
+    });
   }
 
   async move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>> {

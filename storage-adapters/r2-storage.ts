@@ -1,8 +1,7 @@
-import { parseByteRange, writeAllowed, etagListMatches } from "../shared/http-conditions.ts";
-import { isListableName, parseRelPath, storageKey, type RelPath } from "../shared/rel-path.ts";
-import { fail, ok, refuseBody, type Result } from "../shared/result.ts";
+import { etagListMatches, parseByteRange, writeAllowed } from "../shared/http-conditions.ts";
+import { isListableName, parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
+import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
-import { timedBody, TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS, UploadSlots, type UploadLimits } from "./upload-limits.ts";
 import {
   DEFAULT_CONTENT_TYPE,
   type FileMeta,
@@ -16,6 +15,14 @@ import {
   type WriteOptions,
   type WriteOutcome,
 } from "./storage-adapter.ts";
+import {
+  TOO_MANY_UPLOADS,
+  TOO_SLOW,
+  timedBody,
+  UPLOAD_LIMITS,
+  type UploadLimits,
+  UploadSlots,
+} from "./upload-limits.ts";
 
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
@@ -70,9 +77,11 @@ export class R2Storage implements StorageAdapter {
     // if the object is still that version; retry if it changed in between.
     for (let attempt = 0; attempt < 3; attempt++) {
       const head = await this.bucket.head(key.value);
-      if (!head) return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
+      if (!head)
+        return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
       const meta = metaOf(head);
-      if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag)) return ok({ status: "not_modified", meta });
+      if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag))
+        return ok({ status: "not_modified", meta });
       const range = parseByteRange(options.range, meta.size);
       if (range === "unsatisfiable") return ok({ status: "unsatisfiable", meta });
       const object = await this.bucket.get(key.value, {
@@ -86,7 +95,12 @@ export class R2Storage implements StorageAdapter {
     return fail("conflict", "the file kept changing while it was read");
   }
 
-  async write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>> {
+  async write(
+    root: Root,
+    path: RelPath,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<Result<WriteOutcome>> {
     const key = this.fileKey(root, path);
     if (!key.ok) return refuseBody(body, key, options.length);
     const [ancestorIsFile, isDir, current] = await Promise.all([
@@ -96,7 +110,8 @@ export class R2Storage implements StorageAdapter {
     ]);
     if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"), options.length);
     if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"), options.length);
-    if (!writeAllowed(options, current?.etag ?? null)) return refuseBody(body, fail("precondition_failed"), options.length);
+    if (!writeAllowed(options, current?.etag ?? null))
+      return refuseBody(body, fail("precondition_failed"), options.length);
     // Counted per isolate (every cap object an isolate runs shares it).
     const release = r2Uploads.take(this.uploads.maxConcurrent);
     if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS), options.length);
@@ -110,7 +125,12 @@ export class R2Storage implements StorageAdapter {
   }
 
   /** Streams the body into a put, exactly `options.length` bytes, judged against `current`. */
-  private async store(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
+  private async store(
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+    current: R2Object | null,
+  ): Promise<Result<WriteOutcome>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
@@ -157,12 +177,18 @@ export class R2Storage implements StorageAdapter {
     return ok({ created: current === null, size: stored.size, etag: stored.etag });
   }
 
-  private async writeEmpty(key: string, body: ReadableStream<Uint8Array>, options: WriteOptions, current: R2Object | null): Promise<Result<WriteOutcome>> {
+  private async writeEmpty(
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+    current: R2Object | null,
+  ): Promise<Result<WriteOutcome>> {
     const reader = body.getReader();
     // A body that fails (or times out) before it ends stores nothing, even an empty file.
     const first = await reader.read().catch(() => null);
     await reader.cancel().catch(() => undefined);
-    if (!first || (!first.done && first.value && first.value.byteLength > 0)) return fail("bad_request", "the body did not match its Content-Length");
+    if (!first || (!first.done && first.value && first.value.byteLength > 0))
+      return fail("bad_request", "the body did not match its Content-Length");
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const stored = await this.bucket.put(key, new Uint8Array(0), {
@@ -177,7 +203,8 @@ export class R2Storage implements StorageAdapter {
     const key = this.fileKey(root, path);
     if (!key.ok) return key;
     const head = await this.bucket.head(key.value);
-    if (!head) return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
+    if (!head)
+      return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
     await this.bucket.delete(key.value);
     return ok(null);
   }
@@ -219,7 +246,13 @@ export class R2Storage implements StorageAdapter {
       for (const object of page.objects) {
         const name = object.key.slice(dir.value.length);
         if (accept(name, options.after, seen, atCapRoot)) {
-          collected.push({ name, type: "file", size: object.size, etag: object.etag, modified: object.uploaded.toISOString() });
+          collected.push({
+            name,
+            type: "file",
+            size: object.size,
+            etag: object.etag,
+            modified: object.uploaded.toISOString(),
+          });
         }
       }
       for (const prefix of page.delimitedPrefixes) {
@@ -230,8 +263,16 @@ export class R2Storage implements StorageAdapter {
       if (collected.length > options.limit) {
         // The last key of this page, in R2's (UTF-8) order.
         const lastKey = [page.objects.at(-1)?.key ?? "", page.delimitedPrefixes.at(-1) ?? ""].sort(compareUtf8)[1]!;
-        later = await this.foldersListedLater(dir.value, lastKey, (name) => isListableName(name, atCapRoot) && !seen.has(name) && (options.after === null || compareUtf8(name, options.after) > 0));
-        for (const name of later.folders) if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
+        later = await this.foldersListedLater(
+          dir.value,
+          lastKey,
+          (name) =>
+            isListableName(name, atCapRoot) &&
+            !seen.has(name) &&
+            (options.after === null || compareUtf8(name, options.after) > 0),
+        );
+        for (const name of later.folders)
+          if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
         break;
       }
       cursor = page.cursor;
@@ -252,17 +293,20 @@ export class R2Storage implements StorageAdapter {
     const dst = this.fileKey(root, to);
     if (!dst.ok) return dst;
     const source = await this.bucket.get(src.value);
-    if (!source) return (await this.isDir(src.value + "/")) ? fail("conflict", "cannot move a directory") : fail("not_found");
+    if (!source)
+      return (await this.isDir(src.value + "/")) ? fail("conflict", "cannot move a directory") : fail("not_found");
     const [ancestorIsFile, isDir, existing] = await Promise.all([
       this.anyAncestorIsFile(dst.value),
       this.isDir(dst.value + "/"),
       this.bucket.head(dst.value),
     ]);
-    const refusal =
-      ancestorIsFile ? "a parent of the destination is a file"
-      : isDir ? "the destination is a directory"
-      : existing && !overwrite ? "the destination exists"
-      : null;
+    const refusal = ancestorIsFile
+      ? "a parent of the destination is a file"
+      : isDir
+        ? "the destination is a directory"
+        : existing && !overwrite
+          ? "the destination exists"
+          : null;
     if (refusal) {
       await source.body.cancel();
       return fail("conflict", refusal);
@@ -319,13 +363,24 @@ export class R2Storage implements StorageAdapter {
    * by name) first. A name like `x-------…` has hundreds; `unchecked` is then
    * the first one left, and the page must end before it.
    */
-  private async foldersListedLater(dirKey: string, lastKey: string, wanted: (name: string) => boolean): Promise<LaterFolders> {
+  private async foldersListedLater(
+    dirKey: string,
+    lastKey: string,
+    wanted: (name: string) => boolean,
+  ): Promise<LaterFolders> {
     const rest = lastKey.slice(dirKey.length).replace(/\/$/, "");
     const candidates: string[] = [];
-    for (let i = 1; i < rest.length; i++) if (rest.charCodeAt(i) < 0x2f && wanted(rest.slice(0, i))) candidates.push(rest.slice(0, i));
+    for (let i = 1; i < rest.length; i++)
+      if (rest.charCodeAt(i) < 0x2f && wanted(rest.slice(0, i))) candidates.push(rest.slice(0, i));
     const checked = candidates.slice(0, LATER_FOLDER_CHECKS);
-    const found = await Promise.all(checked.map(async (name) => ((await this.isDir(`${dirKey}${name}/`)) ? name : null)));
-    return { folders: found.filter((name) => name !== null), unchecked: candidates[LATER_FOLDER_CHECKS], lastChecked: checked.at(-1) };
+    const found = await Promise.all(
+      checked.map(async (name) => ((await this.isDir(`${dirKey}${name}/`)) ? name : null)),
+    );
+    return {
+      folders: found.filter((name) => name !== null),
+      unchecked: candidates[LATER_FOLDER_CHECKS],
+      lastChecked: checked.at(-1),
+    };
   }
 
   private async isDir(dirKey: string): Promise<boolean> {

@@ -11,6 +11,8 @@ export function selectStorage(env: StorageBindings, backend: Backend): StorageAd
     case "r2":
       return new R2Storage(env.BUCKET, uploadLimitsFrom(env));
     case "disk":
-      return env.DISK && env.CAPVAULT_DISK_SECRET ? new DiskStorage(env.DISK, env.CAPVAULT_DISK_SECRET, uploadLimitsFrom(env)) : null;
+      return env.DISK && env.CAPVAULT_DISK_SECRET
+        ? new DiskStorage(env.DISK, env.CAPVAULT_DISK_SECRET, uploadLimitsFrom(env))
+        : null;
   }
 }

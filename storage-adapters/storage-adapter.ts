@@ -73,7 +73,12 @@ export interface ListPage {
  */
 export interface StorageAdapter {
   read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>>;
-  write(root: Root, path: RelPath, body: ReadableStream<Uint8Array>, options: WriteOptions): Promise<Result<WriteOutcome>>;
+  write(
+    root: Root,
+    path: RelPath,
+    body: ReadableStream<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<Result<WriteOutcome>>;
   remove(root: Root, path: RelPath): Promise<Result<null>>;
   stat(root: Root, path: RelPath): Promise<Result<StatOutcome>>;
   list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>>;

@@ -20,7 +20,12 @@ export interface UploadLimits {
 }
 
 /** What the worker applies (R2, and the disk backend's side of the wire). */
-export const UPLOAD_LIMITS: UploadLimits = { idleMs: 30_000, minTotalMs: 60_000, minBytesPerSecond: 16 * 1024, maxConcurrent: 64 };
+export const UPLOAD_LIMITS: UploadLimits = {
+  idleMs: 30_000,
+  minTotalMs: 60_000,
+  minBytesPerSecond: 16 * 1024,
+  maxConcurrent: 64,
+};
 
 export { readWithin } from "../shared/read-within.ts";
 
@@ -39,7 +44,11 @@ export function uploadDeadline(length: number, limits: UploadLimits, now = Date.
  * a byte every 25 s would hold one of the few upload slots for the whole
  * deadline of a 100 MiB upload, nearly two hours.
  */
-export function paceDeadline(start: number, received: number, limits: Pick<UploadLimits, "minTotalMs" | "minBytesPerSecond">): number {
+export function paceDeadline(
+  start: number,
+  received: number,
+  limits: Pick<UploadLimits, "minTotalMs" | "minBytesPerSecond">,
+): number {
   return start + limits.minTotalMs + (received / limits.minBytesPerSecond) * 1000;
 }
 

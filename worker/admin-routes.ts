@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { failure } from "../shared/result.ts";
 import { secretsEqual } from "../shared/token.ts";
-import { publicOrigin, type AppEnv } from "./cap-stub.ts";
+import { type AppEnv, publicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 
@@ -40,6 +40,7 @@ adminRoutes.get("/roots", async (c) => Response.json(await registry(c.env).listR
 adminRoutes.delete("/roots/:id", async (c) => {
   const result = await registry(c.env).revokeRoot(c.req.param("id"));
   if (!result.ok) return errorResponse(result.error);
-  if (result.value.pending > 0) return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
+  if (result.value.pending > 0)
+    return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
   return new Response(null, { status: 204 });
 });

@@ -1,7 +1,7 @@
 import type { CapObject } from "../durable-objects/cap-object.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
 import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
+import { fail, ok, type Result } from "../shared/result.ts";
 
 const PAGE = "1000";
 
@@ -40,7 +40,9 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
         ifMatch: options.ifMatch === undefined ? undefined : `"${options.ifMatch}"`,
         ifNoneMatch: undefined,
       })) as Result<{ created: boolean; size: number; etag: string }>;
-      return written.ok ? ok({ created: written.value.created, size: written.value.size, etag: written.value.etag }) : written;
+      return written.ok
+        ? ok({ created: written.value.created, size: written.value.size, etag: written.value.etag })
+        : written;
     },
 
     async stat(path) {
@@ -48,7 +50,11 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
       const stat = (await cap.statPath(path)) as Result<StatShape>;
       if (!stat.ok) return stat;
       const s = stat.value;
-      return ok(s.type === "dir" ? { type: "dir" } : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType });
+      return ok(
+        s.type === "dir"
+          ? { type: "dir" }
+          : { type: "file", size: s.size, etag: s.etag, modified: s.modified, contentType: s.contentType },
+      );
     },
 
     async list(path, maxEntries) {

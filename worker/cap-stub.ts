@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
-import { failure, type CapFailure, type Result } from "../shared/result.ts";
+import { type CapFailure, failure, type Result } from "../shared/result.ts";
 import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";

@@ -39,7 +39,10 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
  * unknown token all produce the same bytes.
  */
 export function errorResponse(failure: CapFailure, headers?: HeadersInit): Response {
-  const response = Response.json({ error: { code: failure.code, message: failure.message } }, { status: statusOf(failure.code) });
+  const response = Response.json(
+    { error: { code: failure.code, message: failure.message } },
+    { status: statusOf(failure.code) },
+  );
   if (headers) {
     for (const [name, value] of new Headers(headers)) response.headers.set(name, value);
   }

@@ -1,13 +1,17 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readJsonBody } from "./json-body.ts";
 
-const post = (body: ReadableStream<Uint8Array>) => new Request("https://vault.test/x", { method: "POST", body, duplex: "half" } as RequestInit);
+const post = (body: ReadableStream<Uint8Array>) =>
+  new Request("https://vault.test/x", { method: "POST", body, duplex: "half" } as RequestInit);
 
 describe("readJsonBody", () => {
   afterEach(() => vi.useRealTimers());
 
   it("reads a JSON body that arrives", async () => {
-    expect(await readJsonBody(new Request("https://vault.test/x", { method: "POST", body: '{"a":1}' }), 1024)).toEqual({ ok: true, value: { a: 1 } });
+    expect(await readJsonBody(new Request("https://vault.test/x", { method: "POST", body: '{"a":1}' }), 1024)).toEqual({
+      ok: true,
+      value: { a: 1 },
+    });
   });
 
   it("refuses, within its bounds, a body that stalls or drips instead of waiting on it", async () => {

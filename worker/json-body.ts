@@ -1,7 +1,7 @@
 import { readWithin } from "../shared/read-within.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import { TOO_SLOW } from "../storage-adapters/upload-limits.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
+import { TOO_SLOW } from "../storage-adapters/upload-limits.ts";
 
 /** Mint, move and admin bodies are small. */
 export const SMALL_JSON_BYTES = 64 * 1024;
@@ -22,7 +22,11 @@ const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
  * const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
  * if (!body.ok) return errorResponse(body.error);
  */
-export async function readJsonBody(request: Request, maxBytes: number, options: { emptyAs?: unknown } = {}): Promise<Result<unknown>> {
+export async function readJsonBody(
+  request: Request,
+  maxBytes: number,
+  options: { emptyAs?: unknown } = {},
+): Promise<Result<unknown>> {
   const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
   const declared = Number(request.headers.get("content-length") ?? "0");
   const reader = request.body?.getReader();
@@ -61,7 +65,8 @@ export async function readJsonBody(request: Request, maxBytes: number, options: 
 
 /** A JSON object with only the named fields, or `bad_request`. */
 export function jsonObject(value: unknown, fields: readonly string[]): Result<Record<string, unknown>> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return fail("bad_request", "expected a JSON object");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return fail("bad_request", "expected a JSON object");
   const unknown = Object.keys(value).find((k) => !fields.includes(k));
   if (unknown !== undefined) return fail("bad_request", `unknown field "${unknown.slice(0, 40)}"`);
   return ok(value as Record<string, unknown>);

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import { capStubTextFiles } from "./cap-stub-text-files.ts";
 import { createMemoryHandler } from "../memory-tool/memory-handler.ts";
 import { failure } from "../shared/result.ts";
-import { liveCap, type AppEnv } from "./cap-stub.ts";
+import { type AppEnv, liveCap } from "./cap-stub.ts";
+import { capStubTextFiles } from "./cap-stub-text-files.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody } from "./json-body.ts";
 

@@ -1,15 +1,15 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
-import { failure, type CapFailure, type Result } from "../shared/result.ts";
-import { capStub, problemFor, publicOrigin, type AppEnv, type CapStub } from "./cap-stub.ts";
+import { type CapFailure, failure, type Result } from "../shared/result.ts";
+import { settleBody } from "../shared/settle-body.ts";
+import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
-import { settleBody } from "../shared/settle-body.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 
 /**
@@ -41,12 +41,16 @@ function json<T>(result: Result<T>, status: 200 | 201 = 200): Response {
 function revoked(result: Result<RevokeOutcome>): Response {
   if (!result.ok) return errorResponse(result.error);
   // 202 says, truthfully, that some descendants are still being revoked (by alarms).
-  if (result.value.pending > 0) return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
+  if (result.value.pending > 0)
+    return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
   return new Response(null, { status: 204 });
 }
 
 /** Runs `handler` with the strictly decoded query parameters it names. */
-function withQuery<N extends string>(names: readonly N[], handler: (cap: CapStub, q: Record<N, string | null>, c: Context<AppEnv>) => Promise<Response>) {
+function withQuery<N extends string>(
+  names: readonly N[],
+  handler: (cap: CapStub, q: Record<N, string | null>, c: Context<AppEnv>) => Promise<Response>,
+) {
   return withCap(async (cap, c) => {
     const q = readQuery(c.req.url, names);
     if (!q.ok) {
@@ -58,7 +62,10 @@ function withQuery<N extends string>(names: readonly N[], handler: (cap: CapStub
 }
 
 /** Runs `handler` with the request's small JSON object body, holding only `fields`. */
-function withJson(fields: readonly string[], handler: (cap: CapStub, body: Record<string, unknown>, c: Context<AppEnv>) => Promise<Response>) {
+function withJson(
+  fields: readonly string[],
+  handler: (cap: CapStub, body: Record<string, unknown>, c: Context<AppEnv>) => Promise<Response>,
+) {
   return withCap(async (cap, c) => {
     // No body at all reads as `{}`: `POST /subdir` alone mints a same-root child.
     const raw = await readJsonBody(c.req.raw, SMALL_JSON_BYTES, { emptyAs: {} });
@@ -68,66 +75,101 @@ function withJson(fields: readonly string[], handler: (cap: CapStub, body: Recor
   });
 }
 
-objectRoutes.get("/:token", withCap(async (cap) => json(await cap.describe())));
-objectRoutes.delete("/:token", withCap(async (cap) => revoked(await cap.revoke())));
+objectRoutes.get(
+  "/:token",
+  withCap(async (cap) => json(await cap.describe())),
+);
+objectRoutes.delete(
+  "/:token",
+  withCap(async (cap) => revoked(await cap.revoke())),
+);
 
-objectRoutes.get("/:token/file", withQuery(["path"], async (cap, q, c) => {
-  const result = await cap.readFile(q.path, {
-    range: c.req.header("range") ?? null,
-    ifNoneMatch: c.req.header("if-none-match") ?? null,
-  });
-  return result.ok ? fileResponse(result.value) : errorResponse(result.error);
-}));
+objectRoutes.get(
+  "/:token/file",
+  withQuery(["path"], async (cap, q, c) => {
+    const result = await cap.readFile(q.path, {
+      range: c.req.header("range") ?? null,
+      ifNoneMatch: c.req.header("if-none-match") ?? null,
+    });
+    return result.ok ? fileResponse(result.value) : errorResponse(result.error);
+  }),
+);
 
-objectRoutes.put("/:token/file", withQuery(["path"], async (cap, q, c) => {
-  const length = declaredLength(c.req.header("content-length"));
-  // A body of unknown length is refused before it is streamed anywhere.
-  if (length === null) {
-    await settleBody(c.req.raw.body);
-    return refuse(cap, failure("length_required"));
-  }
-  const body = c.req.raw.body ?? new Response("").body!;
-  const result = await cap.writeFile(q.path, body, {
-    length,
-    contentType: c.req.header("content-type") ?? null,
-    ifMatch: c.req.header("if-match"),
-    ifNoneMatch: c.req.header("if-none-match"),
-  });
-  if (!result.ok) return errorResponse(result.error);
-  const { created, size, etag } = result.value;
-  return Response.json({ size, etag }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
-}));
+objectRoutes.put(
+  "/:token/file",
+  withQuery(["path"], async (cap, q, c) => {
+    const length = declaredLength(c.req.header("content-length"));
+    // A body of unknown length is refused before it is streamed anywhere.
+    if (length === null) {
+      await settleBody(c.req.raw.body);
+      return refuse(cap, failure("length_required"));
+    }
+    const body = c.req.raw.body ?? new Response("").body!;
+    const result = await cap.writeFile(q.path, body, {
+      length,
+      contentType: c.req.header("content-type") ?? null,
+      ifMatch: c.req.header("if-match"),
+      ifNoneMatch: c.req.header("if-none-match"),
+    });
+    if (!result.ok) return errorResponse(result.error);
+    const { created, size, etag } = result.value;
+    return Response.json({ size, etag }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
+  }),
+);
 
-objectRoutes.delete("/:token/file", withQuery(["path"], async (cap, q) => {
-  const result = await cap.deleteFile(q.path);
-  return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
-}));
+objectRoutes.delete(
+  "/:token/file",
+  withQuery(["path"], async (cap, q) => {
+    const result = await cap.deleteFile(q.path);
+    return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
+  }),
+);
 
-objectRoutes.get("/:token/stat", withQuery(["path"], async (cap, q) => json(await cap.statPath(q.path))));
+objectRoutes.get(
+  "/:token/stat",
+  withQuery(["path"], async (cap, q) => json(await cap.statPath(q.path))),
+);
 
-objectRoutes.get("/:token/list", withQuery(["path", "cursor", "limit"], async (cap, q) =>
-  json(await cap.listDir(q.path, q.cursor, q.limit))));
+objectRoutes.get(
+  "/:token/list",
+  withQuery(["path", "cursor", "limit"], async (cap, q) => json(await cap.listDir(q.path, q.cursor, q.limit))),
+);
 
-objectRoutes.post("/:token/move", withJson(["from", "to", "overwrite"], async (cap, body) => {
-  const { from, to, overwrite = false } = body;
-  if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
-    return refuse(cap, failure("bad_request", "from and to must be strings, overwrite a boolean"));
-  }
-  const result = await cap.movePath(from, to, overwrite);
-  return result.ok ? Response.json({ from, to }) : errorResponse(result.error);
-}));
+objectRoutes.post(
+  "/:token/move",
+  withJson(["from", "to", "overwrite"], async (cap, body) => {
+    const { from, to, overwrite = false } = body;
+    if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
+      return refuse(cap, failure("bad_request", "from and to must be strings, overwrite a boolean"));
+    }
+    const result = await cap.movePath(from, to, overwrite);
+    return result.ok ? Response.json({ from, to }) : errorResponse(result.error);
+  }),
+);
 
-objectRoutes.post("/:token/subdir", withJson(["path", "rights", "ttlSeconds", "label"], async (cap, body, c) => {
-  const request = parseGrantRequest(body);
-  if (!request.ok) return refuse(cap, request.error);
-  return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
-}));
+objectRoutes.post(
+  "/:token/subdir",
+  withJson(["path", "rights", "ttlSeconds", "label"], async (cap, body, c) => {
+    const request = parseGrantRequest(body);
+    if (!request.ok) return refuse(cap, request.error);
+    return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
+  }),
+);
 
-objectRoutes.get("/:token/audit", withQuery(["limit"], async (cap, q) => json(await cap.auditTrail(q.limit))));
+objectRoutes.get(
+  "/:token/audit",
+  withQuery(["limit"], async (cap, q) => json(await cap.auditTrail(q.limit))),
+);
 
-objectRoutes.get("/:token/children", withQuery(["cursor", "limit"], async (cap, q) => json(await cap.listChildren(q.cursor, q.limit))));
+objectRoutes.get(
+  "/:token/children",
+  withQuery(["cursor", "limit"], async (cap, q) => json(await cap.listChildren(q.cursor, q.limit))),
+);
 
-objectRoutes.delete("/:token/children/:id", withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))));
+objectRoutes.delete(
+  "/:token/children/:id",
+  withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))),
+);
 
 objectRoutes.route("/", memoryRoutes);
 objectRoutes.route("/", mcpRoutes);

@@ -9,6 +9,7 @@ export const requestLog: MiddlewareHandler<{ Variables: { capId?: string } }> = 
   const started = Date.now();
   await next();
   const pattern = c.req.routePath;
-  const route = pattern === "/*" || pattern === "*" ? "(no route)" : pattern.replace(":token", `{${c.get("capId") ?? "cap"}}`);
+  const route =
+    pattern === "/*" || pattern === "*" ? "(no route)" : pattern.replace(":token", `{${c.get("capId") ?? "cap"}}`);
   console.log(`${c.req.method} ${route} ${c.res.status} ${Date.now() - started}ms`);
 };

@@ -9,7 +9,8 @@ import { settleBody } from "../shared/settle-body.ts";
  */
 export const settleUnreadBody: MiddlewareHandler = async (c, next) => {
   await next();
-  if (c.req.raw.body && !c.req.raw.bodyUsed) await settleBody(c.req.raw.body, declaredLength(c.req.header("content-length")));
+  if (c.req.raw.body && !c.req.raw.bodyUsed)
+    await settleBody(c.req.raw.body, declaredLength(c.req.header("content-length")));
 };
 
 /** The request's Content-Length, or null when absent or malformed. */

@@ -9,7 +9,8 @@ export const catCommand: CommandSpec = {
   name: "cat",
   summary: "write a file's bytes to stdout",
   usage: "cat [CAP] PATH",
-  description: "Streams the file at PATH to stdout, byte for byte (binary-safe, never buffered whole).\n" +
+  description:
+    "Streams the file at PATH to stdout, byte for byte (binary-safe, never buffered whole).\n" +
     "Shows a progress bar on stderr for files over 4 MiB when stderr is a terminal.",
   options: {},
   async run(input) {

@@ -9,7 +9,8 @@ export const childrenCommand: CommandSpec = {
   name: "children",
   summary: "list the caps minted from this one",
   usage: "children [CAP]",
-  description: "Lists the direct children of a cap: id, rights, expiry, path (relative to this cap) and label.\n" +
+  description:
+    "Lists the direct children of a cap: id, rights, expiry, path (relative to this cap) and label.\n" +
     "Needs the subdir right. Revoke one with `capvault revoke [CAP] --child ID`.",
   options: {},
   async run(input) {

@@ -8,8 +8,9 @@ export const lsCommand: CommandSpec = {
   name: "ls",
   summary: "list a folder (all pages)",
   usage: "ls [CAP] [PATH] [-l]",
-  description: "Lists the entries of PATH (default: the cap's root), sorted by name, folders with a trailing /.\n" +
-    "--json prints {\"entries\": [{name, type, size?, etag?, modified?}, …]}.",
+  description:
+    "Lists the entries of PATH (default: the cap's root), sorted by name, folders with a trailing /.\n" +
+    '--json prints {"entries": [{name, type, size?, etag?, modified?}, …]}.',
   options: {
     long: { type: "boolean", short: "l", help: "show size and modification time" },
   },

@@ -10,13 +10,18 @@ export const mintCommand: CommandSpec = {
   name: "mint",
   summary: "mint a root cap (admin: needs CAPVAULT_ADMIN_TOKEN)",
   usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl SECONDS] [--label TEXT]",
-  description: "Mints a root cap over PREFIX in a storage backend (r2 by default; disk: a folder under the\n" +
-    "launcher's CAPVAULT_DISK_ROOT, \"\" for the whole folder). Talks to CAPVAULT_URL (default\n" +
+  description:
+    "Mints a root cap over PREFIX in a storage backend (r2 by default; disk: a folder under the\n" +
+    'launcher\'s CAPVAULT_DISK_ROOT, "" for the whole folder). Talks to CAPVAULT_URL (default\n' +
     "http://127.0.0.1:8787) with CAPVAULT_ADMIN_TOKEN. Prints only the cap URL on stdout; details on stderr.\n" +
     "--json prints {url, id, rights, expiresAt}.",
   options: {
     backend: { type: "string", value: "r2|disk", help: "storage backend (default r2)" },
-    rights: { type: "string", value: "LIST", help: "comma-separated subset of read,write,delete,list,subdir (default all)" },
+    rights: {
+      type: "string",
+      value: "LIST",
+      help: "comma-separated subset of read,write,delete,list,subdir (default all)",
+    },
     ttl: { type: "string", value: "SECONDS", help: "expire after this many seconds" },
     label: { type: "string", value: "TEXT", help: "a note shown in listings" },
   },

@@ -7,7 +7,8 @@ export const mvCommand: CommandSpec = {
   name: "mv",
   summary: "move or rename a file",
   usage: "mv [CAP] FROM TO [--overwrite]",
-  description: "Moves the file FROM to TO inside the cap (needs write and delete).\n" +
+  description:
+    "Moves the file FROM to TO inside the cap (needs write and delete).\n" +
     "An existing TO is a conflict unless --overwrite is given.",
   options: {
     overwrite: { type: "boolean", short: "f", help: "replace an existing destination file" },

@@ -3,7 +3,7 @@ import { stat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { collectBytes } from "../byte-pump.ts";
 import { capFromInput } from "../cap-source.ts";
-import { writeOut, type CliIo } from "../cli-io.ts";
+import { type CliIo, writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { guessContentType } from "../content-type-guess.ts";
 import { formatWrite } from "../human-format.ts";
@@ -21,14 +21,19 @@ export const putCommand: CommandSpec = {
   name: "put",
   summary: "upload a file (or stdin) to a path",
   usage: "put [CAP] PATH [FILE|-] [--content-type TYPE] [--if-match ETAG] [--if-none-match ETAG|*] [-n]",
-  description: "Creates or replaces the file at PATH with the contents of FILE, or of stdin when FILE is - or absent.\n" +
+  description:
+    "Creates or replaces the file at PATH with the contents of FILE, or of stdin when FILE is - or absent.\n" +
     "Files stream with their size; piped stdin is read fully first (the vault needs the length up front).\n" +
     "The content type defaults to a guess from PATH's extension. Shows a progress bar over 4 MiB on a terminal.",
   options: {
     "content-type": { type: "string", value: "TYPE", help: "content type to store (default: guessed from PATH)" },
     "if-match": { type: "string", value: "ETAG", help: "write only if the current etag is ETAG" },
     "if-none-match": { type: "string", value: "ETAG|*", help: "write only if nothing (*) or not ETAG is there" },
-    "no-clobber": { type: "boolean", short: "n", help: "write only if nothing exists at PATH (same as --if-none-match '*')" },
+    "no-clobber": {
+      type: "boolean",
+      short: "n",
+      help: "write only if nothing exists at PATH (same as --if-none-match '*')",
+    },
   },
   async run(input) {
     const { cap, rest } = capFromInput(input, "put");

@@ -3,15 +3,16 @@ import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { printJson } from "../json-output.ts";
-import { terminalSafe } from "../terminal-safe.ts";
 import { positionalArgs, stringOption } from "../option-values.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const revokeCommand: CommandSpec = {
   name: "revoke",
   summary: "revoke a cap (or one of its children) and everything minted from it",
   usage: "revoke [CAP] [--child ID]",
-  description: "Without --child: revokes CAP itself and all its descendants; it stops working at once.\n" +
+  description:
+    "Without --child: revokes CAP itself and all its descendants; it stops working at once.\n" +
     "With --child ID: revokes that child of CAP (ids from `capvault children`), needs the subdir right.\n" +
     "Files are never touched by revocation.",
   options: {

@@ -4,7 +4,8 @@ export const serveCommand: CommandSpec = {
   name: "serve",
   summary: "run the vault locally (Miniflare), as `npm start` does",
   usage: "serve [LAUNCHER FLAGS…]",
-  description: "Starts the local launcher on 127.0.0.1:8787 with state under ./.capvault/.\n" +
+  description:
+    "Starts the local launcher on 127.0.0.1:8787 with state under ./.capvault/.\n" +
     "On first start it prints the admin token and a root cap URL.\n" +
     "`capvault serve --help` lists the launcher's flags and environment variables.",
   options: {},

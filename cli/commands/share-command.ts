@@ -9,7 +9,8 @@ export const shareCommand: CommandSpec = {
   name: "share",
   summary: "mint a child cap for a folder (subdir), to delegate",
   usage: "share [CAP] PATH [--rights LIST] [--ttl SECONDS] [--label TEXT]",
-  description: "Mints a child cap rooted at PATH under CAP (\"\" keeps the same root: pure attenuation).\n" +
+  description:
+    'Mints a child cap rooted at PATH under CAP ("" keeps the same root: pure attenuation).\n' +
     "Rights default to all of CAP's; asking for more than CAP has is refused. Expiry never outlives CAP's.\n" +
     "Prints only the new cap URL on stdout (a secret: hand it to whoever should hold it); details go to stderr.\n" +
     "--json prints {url, id, rights, expiresAt}.",

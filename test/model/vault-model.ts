@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { defaultMessage, type ErrorCode } from "../../shared/error-codes.ts";
 import { parseGrantRequest } from "../../shared/grant-request.ts";
 import { etagListMatches, parseByteRange, writeAllowed } from "../../shared/http-conditions.ts";
-import { MAX_KEY_BYTES, parseRelPath, utf8Length, type RelPath } from "../../shared/rel-path.ts";
+import { MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../../shared/rel-path.ts";
 import { isSubset, RIGHTS, type Right } from "../../shared/rights.ts";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
 
@@ -145,7 +145,17 @@ export class VaultModel {
    * @param label the root cap's label
    */
   constructor(prefix: string, label: string | null) {
-    this.caps.push({ role: 0, parent: null, levels: [prefix], rights: [...RIGHTS], label, expires: false, alive: true, path: "", children: [] });
+    this.caps.push({
+      role: 0,
+      parent: null,
+      levels: [prefix],
+      rights: [...RIGHTS],
+      label,
+      expires: false,
+      alive: true,
+      path: "",
+      children: [],
+    });
   }
 
   /** How many caps were minted in this sequence (roles are `0 .. capCount-1`). */
@@ -246,7 +256,13 @@ export class VaultModel {
     });
     cap.children.push(role);
     return {
-      observation: json(201, { token: `<token:${role}>`, url: `<url:${role}>`, id: idOf(role), rights, expiresAt: this.caps[role]!.expires ? "<time>" : null }),
+      observation: json(201, {
+        token: `<token:${role}>`,
+        url: `<url:${role}>`,
+        id: idOf(role),
+        rights,
+        expiresAt: this.caps[role]!.expires ? "<time>" : null,
+      }),
       minted: role,
     };
   }
@@ -257,7 +273,14 @@ export class VaultModel {
     if (!cap.rights.includes("subdir")) return { observation: error("forbidden") };
     const children = cap.children.map((role) => {
       const child = this.caps[role]!;
-      return { id: idOf(role), label: child.label, path: child.path, rights: child.rights, createdAt: "<time>", expiresAt: child.expires ? "<time>" : null };
+      return {
+        id: idOf(role),
+        label: child.label,
+        path: child.path,
+        rights: child.rights,
+        createdAt: "<time>",
+        expiresAt: child.expires ? "<time>" : null,
+      };
     });
     return { observation: json(200, { children, cursor: null }) };
   }
@@ -291,7 +314,11 @@ export class VaultModel {
       return { observation: error("range_not_satisfiable", { ...validators, "content-range": `bytes */${size}` }) };
     }
     const bytes = range ? file.bytes.subarray(range.start, range.end + 1) : file.bytes;
-    const headers: Record<string, string> = { ...validators, "content-type": file.contentType, "content-length": String(bytes.length) };
+    const headers: Record<string, string> = {
+      ...validators,
+      "content-type": file.contentType,
+      "content-length": String(bytes.length),
+    };
     if (range) headers["content-range"] = `bytes ${range.start}-${range.end}/${size}`;
     return { observation: { status: range ? 206 : 200, headers, body: { bytes: hex(bytes) } } };
   }
@@ -301,7 +328,8 @@ export class VaultModel {
     if (!access.ok) return { observation: access.observation };
     // Without read, a condition may only be `*`: an etag would test guesses at the content.
     const conditions = [request.ifMatch, request.ifNoneMatch].filter((h) => h !== undefined);
-    if (!access.value.cap.rights.includes("read") && conditions.some((h) => h.trim() !== "*")) return { observation: error("forbidden") };
+    if (!access.value.cap.rights.includes("read") && conditions.some((h) => h.trim() !== "*"))
+      return { observation: error("forbidden") };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
     // A file where a folder is needed, anywhere above it (the cap's own root included), or the reverse.
@@ -312,7 +340,11 @@ export class VaultModel {
       return { observation: error("precondition_failed") };
     }
     const etag = md5Hex(request.content);
-    this.files.set(key.value, { bytes: request.content.slice(), etag, contentType: request.contentType || DEFAULT_CONTENT_TYPE });
+    this.files.set(key.value, {
+      bytes: request.content.slice(),
+      etag,
+      contentType: request.contentType || DEFAULT_CONTENT_TYPE,
+    });
     return {
       observation: {
         status: current ? 200 : 201,
@@ -332,7 +364,11 @@ export class VaultModel {
   }
 
   private stat(request: VaultRequest & { op: "stat" }): ModelAnswer {
-    const access = this.authorize(request.cap, ["read", "list"], request.path, { any: true, rootAllowed: true, fault: request.queryFault });
+    const access = this.authorize(request.cap, ["read", "list"], request.path, {
+      any: true,
+      rootAllowed: true,
+      fault: request.queryFault,
+    });
     if (!access.ok) return { observation: access.observation };
     const { cap, path } = access.value;
     if (path.segments.length === 0) return { observation: json(200, { type: "dir" }) };
@@ -342,14 +378,23 @@ export class VaultModel {
     if (file) {
       return {
         // The etag (an unkeyed content hash) only for a cap that may read.
-        observation: json(200, { type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>", contentType: file.contentType }),
+        observation: json(200, {
+          type: "file",
+          size: file.bytes.length,
+          ...etagFor(cap, file),
+          modified: "<time>",
+          contentType: file.contentType,
+        }),
       };
     }
     return { observation: this.isDir(key.value) ? json(200, { type: "dir" }) : error("not_found") };
   }
 
   private list(request: VaultRequest & { op: "list" }): ModelAnswer {
-    const access = this.authorize(request.cap, ["list"], request.path, { rootAllowed: true, fault: request.queryFault });
+    const access = this.authorize(request.cap, ["list"], request.path, {
+      rootAllowed: true,
+      fault: request.queryFault,
+    });
     if (!access.ok) return { observation: access.observation };
     const { cap, path } = access.value;
     const limit = parseLimit(request.limit);
@@ -375,14 +420,18 @@ export class VaultModel {
       // A listing shows what this cap can name: at its root `~x` or `c:` would be an absolute path.
       if (atCapRoot && !namesItself(name)) continue;
       if (slash >= 0) byName.set(name, { name, type: "dir" });
-      else if (!byName.has(name)) byName.set(name, { name, type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>" });
+      else if (!byName.has(name))
+        byName.set(name, { name, type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>" });
     }
     const names = [...byName.keys()].filter((name) => after === null || compareUtf8(name, after) > 0).sort(compareUtf8);
     const page = names.slice(0, limit);
     const more = names.length > limit;
     const cursor = more ? MODEL_CURSOR + page[page.length - 1]! : null;
     return {
-      observation: json(200, { entries: page.map((name) => byName.get(name)!), cursor: cursor === null ? null : "<cursor>" }),
+      observation: json(200, {
+        entries: page.map((name) => byName.get(name)!),
+        cursor: cursor === null ? null : "<cursor>",
+      }),
       cursor,
     };
   }
@@ -392,10 +441,13 @@ export class VaultModel {
     const body = parseJsonBody(request.body);
     if (!body.ok) return { observation: body.observation };
     const fields = body.value;
-    if (typeof fields !== "object" || fields === null || Array.isArray(fields)) return { observation: error("bad_request") };
-    if (Object.keys(fields).some((k) => !["from", "to", "overwrite"].includes(k))) return { observation: error("bad_request") };
+    if (typeof fields !== "object" || fields === null || Array.isArray(fields))
+      return { observation: error("bad_request") };
+    if (Object.keys(fields).some((k) => !["from", "to", "overwrite"].includes(k)))
+      return { observation: error("bad_request") };
     const { from, to, overwrite = false } = fields as Record<string, unknown>;
-    if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") return { observation: error("bad_request") };
+    if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean")
+      return { observation: error("bad_request") };
 
     const access = this.authorize(request.cap, ["write", "delete"], from, {});
     if (!access.ok) return { observation: access.observation };
@@ -434,7 +486,9 @@ export class VaultModel {
     if (!cap) return { ok: false, observation: noSuchCap() };
     if (options.fault === "undecodable_path") return { ok: false, observation: error("invalid_path") };
     if (options.fault === "repeated_path") return { ok: false, observation: error("bad_request") };
-    const allowed = options.any ? needed.some((r) => cap.rights.includes(r)) : needed.every((r) => cap.rights.includes(r));
+    const allowed = options.any
+      ? needed.some((r) => cap.rights.includes(r))
+      : needed.every((r) => cap.rights.includes(r));
     if (!allowed) return { ok: false, observation: error("forbidden") };
     const path = options.rootAllowed ? parsed(parseRelPath(rawPath)) : parseFilePath(rawPath);
     if (!path.ok) return path;
@@ -543,7 +597,11 @@ function noSuchCap(): Observation {
 
 function error(code: ErrorCode, headers: Record<string, string> = {}, message?: string): Observation {
   const fixed = message ?? (FIXED_MESSAGES.has(code) ? defaultMessage(code) : null);
-  return { status: STATUS[code], headers: { "content-type": "application/json", ...headers }, body: { error: { code, message: fixed } } };
+  return {
+    status: STATUS[code],
+    headers: { "content-type": "application/json", ...headers },
+    body: { error: { code, message: fixed } },
+  };
 }
 
 export function md5Hex(bytes: Uint8Array): string {

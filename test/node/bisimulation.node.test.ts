@@ -17,7 +17,16 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { RIGHTS } from "../../shared/rights.ts";
-import { hex, md5Hex, VaultModel, type CapPick, type Json, type Observation, type QueryFault, type VaultRequest } from "../model/vault-model.ts";
+import {
+  type CapPick,
+  hex,
+  type Json,
+  md5Hex,
+  type Observation,
+  type QueryFault,
+  VaultModel,
+  type VaultRequest,
+} from "../model/vault-model.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const NUM_RUNS = 200;
@@ -50,7 +59,17 @@ type ResolvedPath = { text: string | null; raw?: string; fault?: QueryFault };
 type JsonBody = string | Record<string, unknown>;
 
 type CapArg = number | "latest" | "unknown" | "malformed";
-type WriteCondition = "none" | "ifMatch" | "ifMatchBare" | "ifMatchWeak" | "ifMatchList" | "ifMatchStale" | "ifMatchStar" | "ifNoneMatchStar" | "ifNoneMatch" | "ifNoneMatchStale";
+type WriteCondition =
+  | "none"
+  | "ifMatch"
+  | "ifMatchBare"
+  | "ifMatchWeak"
+  | "ifMatchList"
+  | "ifMatchStale"
+  | "ifMatchStar"
+  | "ifNoneMatchStar"
+  | "ifNoneMatch"
+  | "ifNoneMatchStale";
 type ReadCondition = "none" | "current" | "weak" | "stale" | "star" | "list";
 
 type Command =
@@ -83,9 +102,33 @@ const commonPath = fc.oneof(
 // Unicode (astral, combining, fullwidth: UTF-8 order differs from UTF-16 order), names that are paths only below a
 // root (`~x`, `c:`), percent signs that must not be decoded twice, dots that are not `.` or `..`.
 const oddSegment = fc.constantFrom(
-  "a b", "a-b", "a.b", "a+b", "A", "é", "e\u0301", "😀", "\uff21", "%2e%2e", "...", "..a", "a..", "~x", "x:y", "c:", "日本", "a%2Fb", "-",
+  "a b",
+  "a-b",
+  "a.b",
+  "a+b",
+  "A",
+  "é",
+  "e\u0301",
+  "😀",
+  "\uff21",
+  "%2e%2e",
+  "...",
+  "..a",
+  "a..",
+  "~x",
+  "x:y",
+  "c:",
+  "日本",
+  "a%2Fb",
+  "-",
 );
-const longSegment = fc.constantFrom("L".repeat(255), "M".repeat(254), "é".repeat(127), "😀".repeat(63), "x".repeat(200));
+const longSegment = fc.constantFrom(
+  "L".repeat(255),
+  "M".repeat(254),
+  "é".repeat(127),
+  "😀".repeat(63),
+  "x".repeat(200),
+);
 const segment = fc.oneof(
   { weight: 8, arbitrary: commonSegment },
   { weight: 6, arbitrary: oddSegment },
@@ -97,9 +140,43 @@ const oddPath = fc
 // Near R2's 1,024-byte key limit: some pass the parser yet overflow with the root prefix, some do not parse.
 const deepLongPath = fc.array(longSegment, { minLength: 3, maxLength: 5 }).map((segments) => segments.join("/"));
 const hostilePath = fc.constantFrom(
-  "..", "../a", "a/..", "a/../b", "../../../etc/passwd", "/etc/passwd", "/", "\\x", "\\\\server\\share", "~", "~/x", "C:", "C:\\x", "c:/x",
-  "a//b", "//", "a//", ".", "./a", "a/./b", "a/.", "a\\b", "a\u0000b", "a\nb", "\t", "\u007f", "a\u0085", "\u2028", "a/\u2029",
-  ".capvault-tmp-x", "a/.capvault-meta", "x".repeat(256), "😀".repeat(64), "%2e%2e", "%2e%2e/%2e%2e", "a/", "a/b/",
+  "..",
+  "../a",
+  "a/..",
+  "a/../b",
+  "../../../etc/passwd",
+  "/etc/passwd",
+  "/",
+  "\\x",
+  "\\\\server\\share",
+  "~",
+  "~/x",
+  "C:",
+  "C:\\x",
+  "c:/x",
+  "a//b",
+  "//",
+  "a//",
+  ".",
+  "./a",
+  "a/./b",
+  "a/.",
+  "a\\b",
+  "a\u0000b",
+  "a\nb",
+  "\t",
+  "\u007f",
+  "a\u0085",
+  "\u2028",
+  "a/\u2029",
+  ".capvault-tmp-x",
+  "a/.capvault-meta",
+  "x".repeat(256),
+  "😀".repeat(64),
+  "%2e%2e",
+  "%2e%2e/%2e%2e",
+  "a/",
+  "a/b/",
 );
 /** Paths a client sent already percent-encoded: the server decodes exactly once. */
 const rawQueryPath = fc.constantFrom<PathArg>(
@@ -142,16 +219,41 @@ const capArg: fc.Arbitrary<CapArg> = fc.oneof(
 );
 
 const content = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom("", "hello", "hello!", "ünïcødé 😀").map((s) => new TextEncoder().encode(s)) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom("", "hello", "hello!", "ünïcødé 😀").map((s) => new TextEncoder().encode(s)),
+  },
   { weight: 2, arbitrary: fc.uint8Array({ maxLength: 24 }) },
 );
 const contentType = fc.option(
-  fc.constantFrom("text/plain", "text/markdown; charset=utf-8", "application/json", "image/png", 'x/y; a="b c"', "TEXT/Plain", "", "a\tb", `text/plain; x=${"y".repeat(300)}`),
+  fc.constantFrom(
+    "text/plain",
+    "text/markdown; charset=utf-8",
+    "application/json",
+    "image/png",
+    'x/y; a="b c"',
+    "TEXT/Plain",
+    "",
+    "a\tb",
+    `text/plain; x=${"y".repeat(300)}`,
+  ),
   { nil: undefined, freq: 3 },
 );
 const rangeHeader = fc.option(
   fc.oneof(
-    fc.constantFrom("bytes=0-3", "bytes=2-", "bytes=-3", "bytes=-0", "bytes=0-0", "bytes=5-2", "bytes=100-", "bytes=1-2,4-5", "items=0-1", "bytes=-", "bytes=0-999"),
+    fc.constantFrom(
+      "bytes=0-3",
+      "bytes=2-",
+      "bytes=-3",
+      "bytes=-0",
+      "bytes=0-0",
+      "bytes=5-2",
+      "bytes=100-",
+      "bytes=1-2,4-5",
+      "items=0-1",
+      "bytes=-",
+      "bytes=0-999",
+    ),
     fc.tuple(fc.nat(12), fc.nat(12)).map(([a, b]) => `bytes=${a}-${a + b}`),
   ),
   { nil: undefined, freq: 2 },
@@ -167,27 +269,25 @@ const mostly = <T>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<unknown>, absen
 const subdirBody: fc.Arbitrary<JsonBody> = fc.oneof(
   {
     weight: 20,
-    arbitrary: fc
-      .record({
-        path: mostly(jsonPath, fc.constantFrom(5, null, ["a"]), 0),
-        rights: mostly(fc.shuffledSubarray([...RIGHTS]), fc.constantFrom(["read", "read"], ["admin"], "read", {})),
-        ttlSeconds: mostly(fc.constantFrom(3600, null), fc.constantFrom(0, 1.5, "60"), 18),
-        label: mostly(fc.constantFrom("lbl", "ünï 😀", null), fc.constantFrom("bad\nlabel", 7), 12),
-        bogus: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(true) }),
-      }),
+    arbitrary: fc.record({
+      path: mostly(jsonPath, fc.constantFrom(5, null, ["a"]), 0),
+      rights: mostly(fc.shuffledSubarray([...RIGHTS]), fc.constantFrom(["read", "read"], ["admin"], "read", {})),
+      ttlSeconds: mostly(fc.constantFrom(3600, null), fc.constantFrom(0, 1.5, "60"), 18),
+      label: mostly(fc.constantFrom("lbl", "ünï 😀", null), fc.constantFrom("bad\nlabel", 7), 12),
+      bogus: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(true) }),
+    }),
   },
-  { weight: 1, arbitrary: fc.constantFrom("{", "[]", "", "null", "\"a\"") },
+  { weight: 1, arbitrary: fc.constantFrom("{", "[]", "", "null", '"a"') },
 );
 const moveBody: fc.Arbitrary<JsonBody> = fc.oneof(
   {
     weight: 20,
-    arbitrary: fc
-      .record({
-        from: mostly(jsonPath, fc.constantFrom(1, null), 0),
-        to: mostly(jsonPath, fc.constantFrom(1, null), 0),
-        overwrite: mostly(fc.boolean(), fc.constantFrom("yes", 1, null), 12),
-        extra: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(1) }),
-      }),
+    arbitrary: fc.record({
+      from: mostly(jsonPath, fc.constantFrom(1, null), 0),
+      to: mostly(jsonPath, fc.constantFrom(1, null), 0),
+      overwrite: mostly(fc.boolean(), fc.constantFrom("yes", 1, null), 12),
+      extra: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(1) }),
+    }),
   },
   { weight: 1, arbitrary: fc.constantFrom("{", '{"from":"a"}', "[]") },
 );
@@ -206,7 +306,15 @@ const command: fc.Arbitrary<Command> = fc.oneof(
         {
           weight: 6,
           arbitrary: fc.constantFrom<WriteCondition>(
-            "ifMatch", "ifMatchBare", "ifMatchWeak", "ifMatchList", "ifMatchStale", "ifMatchStar", "ifNoneMatchStar", "ifNoneMatch", "ifNoneMatchStale",
+            "ifMatch",
+            "ifMatchBare",
+            "ifMatchWeak",
+            "ifMatchList",
+            "ifMatchStale",
+            "ifMatchStar",
+            "ifNoneMatchStar",
+            "ifNoneMatch",
+            "ifNoneMatchStale",
           ),
         },
       ),
@@ -219,7 +327,10 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       cap: capArg,
       path: queryPath,
       range: rangeHeader,
-      condition: fc.oneof({ weight: 4, arbitrary: fc.constant<ReadCondition>("none") }, { weight: 2, arbitrary: fc.constantFrom<ReadCondition>("current", "weak", "stale", "star", "list") }),
+      condition: fc.oneof(
+        { weight: 4, arbitrary: fc.constant<ReadCondition>("none") },
+        { weight: 2, arbitrary: fc.constantFrom<ReadCondition>("current", "weak", "stale", "star", "list") },
+      ),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("stat" as const), cap: capArg, path: queryPath }) },
@@ -235,7 +346,10 @@ const command: fc.Arbitrary<Command> = fc.oneof(
         { weight: 1, arbitrary: fc.constantFrom("1000", "0", "1001", "abc", "-1", "1.5", "", "01") },
       ),
       // Garbage only: real cursors are opaque, so each implementation follows its own.
-      cursor: fc.oneof({ weight: 12, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom("!", "..", "a b", "%2F", "") }),
+      cursor: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom("!", "..", "a b", "%2F", "") },
+      ),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete" as const), cap: capArg, path: queryPath }) },
@@ -244,7 +358,11 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("revoke" as const), target: fc.nat(1000) }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("revokeChild" as const), cap: capArg, child: fc.oneof(fc.nat(1000), fc.constant("bogus" as const)) }),
+    arbitrary: fc.record({
+      kind: fc.constant("revokeChild" as const),
+      cap: capArg,
+      child: fc.oneof(fc.nat(1000), fc.constant("bogus" as const)),
+    }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("children" as const), cap: capArg }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("info" as const), cap: capArg }) },
@@ -277,7 +395,11 @@ function pathQuery(path: string | null, raw: string | undefined): string[] {
 }
 
 /** Sends one request and observes it, normalising only what is per instance. */
-async function perform(impl: HttpImpl, request: VaultRequest, raw: string | undefined): Promise<{ observation: Observation; cursor: string | null }> {
+async function perform(
+  impl: HttpImpl,
+  request: VaultRequest,
+  raw: string | undefined,
+): Promise<{ observation: Observation; cursor: string | null }> {
   const base = `${vault.url}/object/${tokenFor(impl, request.cap)}`;
   const url = (route: string, query: string[]) => `${base}${route}${query.length ? `?${query.join("&")}` : ""}`;
   let response: Response;
@@ -300,7 +422,11 @@ async function perform(impl: HttpImpl, request: VaultRequest, raw: string | unde
       if (request.contentType !== undefined) headers["content-type"] = request.contentType;
       if (request.ifMatch !== undefined) headers["if-match"] = request.ifMatch;
       if (request.ifNoneMatch !== undefined) headers["if-none-match"] = request.ifNoneMatch;
-      response = await fetch(url("/file", pathQuery(request.path, raw)), { method: "PUT", headers, body: request.content });
+      response = await fetch(url("/file", pathQuery(request.path, raw)), {
+        method: "PUT",
+        headers,
+        body: request.content,
+      });
       break;
     }
     case "delete":
@@ -317,10 +443,18 @@ async function perform(impl: HttpImpl, request: VaultRequest, raw: string | unde
       break;
     }
     case "move":
-      response = await fetch(`${base}/move`, { method: "POST", headers: { "content-type": "application/json" }, body: request.body });
+      response = await fetch(`${base}/move`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: request.body,
+      });
       break;
     case "subdir":
-      response = await fetch(`${base}/subdir`, { method: "POST", headers: { "content-type": "application/json" }, body: request.body });
+      response = await fetch(`${base}/subdir`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: request.body,
+      });
       break;
     case "children":
       response = await fetch(`${base}/children`);
@@ -337,13 +471,20 @@ async function perform(impl: HttpImpl, request: VaultRequest, raw: string | unde
 const COMPARED_HEADERS = ["content-type", "etag", "content-range", "last-modified", "accept-ranges"];
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-async function observe(impl: HttpImpl, response: Response, isFileRead: boolean): Promise<{ observation: Observation; cursor: string | null }> {
+async function observe(
+  impl: HttpImpl,
+  response: Response,
+  isFileRead: boolean,
+): Promise<{ observation: Observation; cursor: string | null }> {
   const headers: Record<string, string> = {};
   for (const name of COMPARED_HEADERS) {
     const value = response.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  if (headers["last-modified"] !== undefined && new Date(headers["last-modified"]).toUTCString() === headers["last-modified"]) {
+  if (
+    headers["last-modified"] !== undefined &&
+    new Date(headers["last-modified"]).toUTCString() === headers["last-modified"]
+  ) {
     headers["last-modified"] = "<time>";
   }
   const bytes = new Uint8Array(await response.arrayBuffer());
@@ -354,7 +495,8 @@ async function observe(impl: HttpImpl, response: Response, isFileRead: boolean):
   if (content) body = { bytes: hex(bytes) };
   else if (headers["content-type"] === "application/json") {
     const parsed = JSON.parse(new TextDecoder().decode(bytes)) as Json;
-    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.cursor === "string") cursor = parsed.cursor;
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.cursor === "string")
+      cursor = parsed.cursor;
     body = normaliseJson(impl, parsed);
   } else body = bytes.length === 0 ? null : { unexpected: new TextDecoder().decode(bytes) };
   return { observation: { status: response.status, headers, body }, cursor };
@@ -401,7 +543,9 @@ function normaliseJson(impl: HttpImpl, value: Json, key = ""): Json {
  * order. An order that is not by creation time is left alone, to show.
  */
 function orderChildren(children: Json[]): Json[] {
-  const created = children.map((c) => (c !== null && typeof c === "object" && !Array.isArray(c) ? String(c.createdAt) : ""));
+  const created = children.map((c) =>
+    c !== null && typeof c === "object" && !Array.isArray(c) ? String(c.createdAt) : "",
+  );
   if (created.some((t, i) => i > 0 && t < created[i - 1]!)) return children;
   return children
     .map((child, i) => ({ child, i }))
@@ -444,27 +588,40 @@ function resolveBody(body: JsonBody, history: History): string {
   const resolved = Object.fromEntries(
     Object.entries(body).map(([key, value]) => [
       key,
-      value !== null && typeof value === "object" && "reuse" in value ? resolvePath(value as PathArg, history).text : value,
+      value !== null && typeof value === "object" && "reuse" in value
+        ? resolvePath(value as PathArg, history).text
+        : value,
     ]),
   );
   return JSON.stringify(resolved);
 }
 
 /** Turns a generated command into a request, resolving paths, etags and roles against the sequence so far. */
-function toRequest(generated: Command, model: VaultModel, history: History): { request: VaultRequest; raw?: string } | null {
+function toRequest(
+  generated: Command,
+  model: VaultModel,
+  history: History,
+): { request: VaultRequest; raw?: string } | null {
   const cmd = "path" in generated ? { ...generated, path: resolvePath(generated.path, history) } : generated;
   const resolved = withFault(toPlainRequest(cmd, model, history), "path" in cmd ? cmd.path.fault : undefined);
   return resolved;
 }
 
 function withFault(resolved: { request: VaultRequest; raw?: string } | null, fault: QueryFault | undefined) {
-  if (resolved && fault && "path" in resolved.request) (resolved.request as { queryFault?: QueryFault }).queryFault = fault;
+  if (resolved && fault && "path" in resolved.request)
+    (resolved.request as { queryFault?: QueryFault }).queryFault = fault;
   return resolved;
 }
 
-type ResolvedCommand = Exclude<Command, { path: PathArg }> | (Extract<Command, { path: PathArg }> & { path: ResolvedPath });
+type ResolvedCommand =
+  | Exclude<Command, { path: PathArg }>
+  | (Extract<Command, { path: PathArg }> & { path: ResolvedPath });
 
-function toPlainRequest(cmd: ResolvedCommand, model: VaultModel, history: History): { request: VaultRequest; raw?: string } | null {
+function toPlainRequest(
+  cmd: ResolvedCommand,
+  model: VaultModel,
+  history: History,
+): { request: VaultRequest; raw?: string } | null {
   switch (cmd.kind) {
     case "write": {
       const cap = pickCap(cmd.cap, model);
@@ -481,14 +638,27 @@ function toPlainRequest(cmd: ResolvedCommand, model: VaultModel, history: Histor
         ifNoneMatch: { ifNoneMatch: `"${current}"` },
         ifNoneMatchStale: { ifNoneMatch: `"${STALE_ETAG}"` },
       };
-      const request: VaultRequest = { op: "write", cap, path: cmd.path.text, content: cmd.content, ...conditions[cmd.condition] };
+      const request: VaultRequest = {
+        op: "write",
+        cap,
+        path: cmd.path.text,
+        content: cmd.content,
+        ...conditions[cmd.condition],
+      };
       if (cmd.contentType !== undefined) request.contentType = cmd.contentType;
       return { request, ...raw(cmd.path) };
     }
     case "read": {
       const cap = pickCap(cmd.cap, model);
       const current = ("role" in cap ? model.etagAt(cap.role, cmd.path.text) : null) ?? STALE_ETAG;
-      const ifNoneMatch = { none: undefined, current: `"${current}"`, weak: `W/"${current}"`, stale: `"${STALE_ETAG}"`, star: "*", list: `"${STALE_ETAG}", W/"${current}"` }[cmd.condition];
+      const ifNoneMatch = {
+        none: undefined,
+        current: `"${current}"`,
+        weak: `W/"${current}"`,
+        stale: `"${STALE_ETAG}"`,
+        star: "*",
+        list: `"${STALE_ETAG}", W/"${current}"`,
+      }[cmd.condition];
       const request: VaultRequest = { op: "read", cap, path: cmd.path.text };
       if (cmd.range !== undefined) request.range = cmd.range;
       if (ifNoneMatch !== undefined) request.ifNoneMatch = ifNoneMatch;
@@ -508,7 +678,9 @@ function toPlainRequest(cmd: ResolvedCommand, model: VaultModel, history: Histor
       return { request: { op: cmd.kind, cap: pickCap(cmd.cap, model), body: resolveBody(cmd.body, history) } };
     case "revoke":
       // Any non-root cap, live or already dead.
-      return model.capCount < 2 ? null : { request: { op: "revoke", cap: { role: 1 + (cmd.target % (model.capCount - 1)) } } };
+      return model.capCount < 2
+        ? null
+        : { request: { op: "revoke", cap: { role: 1 + (cmd.target % (model.capCount - 1)) } } };
     case "revokeChild": {
       const child: CapPick = cmd.child === "bogus" ? { bogus: "unknown" } : { role: cmd.child % model.capCount };
       return { request: { op: "revokeChild", cap: pickCap(cmd.cap, model), child } };
@@ -541,7 +713,8 @@ async function step(
   rawPath: string | undefined,
   resume?: Cursors,
 ): Promise<Trace & { minted?: number; firstCursors: Cursors }> {
-  const startAt = (name: keyof Trace): VaultRequest => (resume && request.op === "list" ? { ...request, cursor: resume[name] ?? "" } : request);
+  const startAt = (name: keyof Trace): VaultRequest =>
+    resume && request.op === "list" ? { ...request, cursor: resume[name] ?? "" } : request;
   const first = model.apply(startAt("model"));
   const trace: Trace = { model: [first.observation], r2: [], disk: [] };
   const firstCursors: Cursors = { model: first.cursor ?? null, r2: null, disk: null };
@@ -587,7 +760,8 @@ async function mintRoot(backend: "r2" | "disk", prefix: string): Promise<{ token
     headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
     body: JSON.stringify({ backend, prefix, label: "bisim" }),
   });
-  if (response.status !== 201) throw new Error(`minting a ${backend} root failed: ${response.status} ${await response.text()}`);
+  if (response.status !== 201)
+    throw new Error(`minting a ${backend} root failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as { token: string; id: string };
 }
 
@@ -613,9 +787,12 @@ async function runSequence(commands: Command[]): Promise<void> {
       saved = { request, cursors: trace.firstCursors, ...(raw === undefined ? {} : { raw }) };
     }
     log.push(`${where}\n    model: ${show(trace.model)}`);
-    const context = () => `${where}\n  model: ${show(trace.model)}\n  r2:    ${show(trace.r2)}\n  disk:  ${show(trace.disk)}\nearlier in this sequence:\n  ${log.slice(0, -1).join("\n  ")}`;
+    const context = () =>
+      `${where}\n  model: ${show(trace.model)}\n  r2:    ${show(trace.r2)}\n  disk:  ${show(trace.disk)}\nearlier in this sequence:\n  ${log.slice(0, -1).join("\n  ")}`;
     expect(trace.disk, `R2 and disk differ at ${context()}`).toEqual(trace.r2);
-    expect(trace.r2, `R2 and disk agree but differ from the model at ${context()}`).toEqual(trace.model.map(asExpected));
+    expect(trace.r2, `R2 and disk agree but differ from the model at ${context()}`).toEqual(
+      trace.model.map(asExpected),
+    );
     return trace.model[0]!;
   };
   for (const [index, cmd] of commands.entries()) {
@@ -623,7 +800,12 @@ async function runSequence(commands: Command[]): Promise<void> {
       if (!saved) continue;
       const { request, raw, cursors } = saved;
       commandsRun++;
-      const observed = await check(`command ${index} resume ${describeRequest(request)} from its first cursor`, request, raw, cursors);
+      const observed = await check(
+        `command ${index} resume ${describeRequest(request)} from its first cursor`,
+        request,
+        raw,
+        cursors,
+      );
       outcomes.set(`resume ${observed.status}`, (outcomes.get(`resume ${observed.status}`) ?? 0) + 1);
       continue;
     }
@@ -642,7 +824,11 @@ async function runSequence(commands: Command[]): Promise<void> {
   const folders = [""];
   while (folders.length > 0) {
     const folder = folders.shift()!;
-    const listing = await check(`final sweep: list ${JSON.stringify(folder)}`, { op: "list", cap: { role: 0 }, path: folder });
+    const listing = await check(`final sweep: list ${JSON.stringify(folder)}`, {
+      op: "list",
+      cap: { role: 0 },
+      path: folder,
+    });
     for (const entry of (listing.body as { entries: { name: string; type: string }[] }).entries) {
       const path = folder === "" ? entry.name : `${folder}/${entry.name}`;
       if (entry.type === "dir") folders.push(path);
@@ -664,31 +850,73 @@ function show(observations: Observation[]): string {
 
 const text = (t: string) => new TextEncoder().encode(t);
 const pathArg = (t: string): PathArg => ({ text: t });
-const write = (cap: CapArg, path: string, condition: WriteCondition = "none"): Command => ({ kind: "write", cap, path: pathArg(path), content: text(path), condition });
+const write = (cap: CapArg, path: string, condition: WriteCondition = "none"): Command => ({
+  kind: "write",
+  cap,
+  path: pathArg(path),
+  content: text(path),
+  condition,
+});
 const subdir = (cap: CapArg, path: string): Command => ({ kind: "subdir", cap, body: { path } });
 
 /** Each ran differently on R2 and disk (or against the model) before its fix; kept so it never does again. */
 const KNOWN: [string, Command[]][] = [
   [
     "a file below a cap's root whose name is a path only there (`c:`, `~x`) is listed, and a page may end on it",
-    [write(0, "a b/c:"), write(0, "a b/~x"), write(0, "a b/~y"), { kind: "list", cap: 0, path: pathArg(""), limit: "1" }, { kind: "list", cap: 0, path: pathArg("a b"), limit: "1" }, subdir(0, "a b"), { kind: "list", cap: 1, path: pathArg("") }],
+    [
+      write(0, "a b/c:"),
+      write(0, "a b/~x"),
+      write(0, "a b/~y"),
+      { kind: "list", cap: 0, path: pathArg(""), limit: "1" },
+      { kind: "list", cap: 0, path: pathArg("a b"), limit: "1" },
+      subdir(0, "a b"),
+      { kind: "list", cap: 1, path: pathArg("") },
+    ],
   ],
-  ["a weak If-Match names the same etag on R2 as on disk", [write(0, "a"), write(0, "a", "ifMatchWeak"), write(0, "a", "ifMatchList"), write(0, "a", "ifMatchBare")]],
-  ["a child cap whose root became a file cannot write beneath it", [subdir(0, "a"), write(0, "a"), write(1, "b"), { kind: "list", cap: 1, path: pathArg("") }, subdir(1, "")]],
+  [
+    "a weak If-Match names the same etag on R2 as on disk",
+    [write(0, "a"), write(0, "a", "ifMatchWeak"), write(0, "a", "ifMatchList"), write(0, "a", "ifMatchBare")],
+  ],
+  [
+    "a child cap whose root became a file cannot write beneath it",
+    [subdir(0, "a"), write(0, "a"), write(1, "b"), { kind: "list", cap: 1, path: pathArg("") }, subdir(1, "")],
+  ],
   [
     "a folder a child cap left empty (its root) does not block a file of that name",
-    [write(0, "a/f"), subdir(0, "a"), { kind: "delete", cap: 1, path: pathArg("f") }, write(0, "a"), { kind: "list", cap: 1, path: pathArg("") }, write(1, "g")],
+    [
+      write(0, "a/f"),
+      subdir(0, "a"),
+      { kind: "delete", cap: 1, path: pathArg("f") },
+      write(0, "a"),
+      { kind: "list", cap: 1, path: pathArg("") },
+      write(1, "g"),
+    ],
   ],
   [
     "a child root made by a refused write does not block a file or a move of that name",
-    [subdir(0, "b"), write(1, "x", "ifMatchStale"), write(0, "b"), subdir(0, "c"), write(2, "x", "ifMatchStale"), write(0, "d"),
-      { kind: "move", cap: 0, body: { from: "d", to: "c" } }, { kind: "stat", cap: 0, path: pathArg("c") }],
+    [
+      subdir(0, "b"),
+      write(1, "x", "ifMatchStale"),
+      write(0, "b"),
+      subdir(0, "c"),
+      write(2, "x", "ifMatchStale"),
+      write(0, "d"),
+      { kind: "move", cap: 0, body: { from: "d", to: "c" } },
+      { kind: "stat", cap: 0, path: pathArg("c") },
+    ],
   ],
   [
     "a content type with a tab, or longer than 256 characters, comes back as stored",
     [
       { kind: "write", cap: 0, path: pathArg("t"), content: text("t"), contentType: "a\tb", condition: "none" },
-      { kind: "write", cap: 0, path: pathArg("long"), content: text("l"), contentType: `text/plain; x=${"y".repeat(300)}`, condition: "none" },
+      {
+        kind: "write",
+        cap: 0,
+        path: pathArg("long"),
+        content: text("l"),
+        contentType: `text/plain; x=${"y".repeat(300)}`,
+        condition: "none",
+      },
       { kind: "stat", cap: 0, path: pathArg("t") },
       { kind: "read", cap: 0, path: pathArg("long"), condition: "none" },
     ],
@@ -696,10 +924,19 @@ const KNOWN: [string, Command[]][] = [
   [
     "a listing resumed after its folder changed continues by name, and is empty once the folder is a file",
     [
-      write(0, "d/1"), write(0, "d/2"), write(0, "d/3"), { kind: "list", cap: 0, path: pathArg("d"), limit: "1" },
-      { kind: "delete", cap: 0, path: pathArg("d/2") }, write(0, "d/0"), { kind: "resume" },
-      { kind: "delete", cap: 0, path: pathArg("d/1") }, { kind: "delete", cap: 0, path: pathArg("d/3") }, { kind: "delete", cap: 0, path: pathArg("d/0") },
-      { kind: "resume" }, write(0, "d"), { kind: "resume" },
+      write(0, "d/1"),
+      write(0, "d/2"),
+      write(0, "d/3"),
+      { kind: "list", cap: 0, path: pathArg("d"), limit: "1" },
+      { kind: "delete", cap: 0, path: pathArg("d/2") },
+      write(0, "d/0"),
+      { kind: "resume" },
+      { kind: "delete", cap: 0, path: pathArg("d/1") },
+      { kind: "delete", cap: 0, path: pathArg("d/3") },
+      { kind: "delete", cap: 0, path: pathArg("d/0") },
+      { kind: "resume" },
+      write(0, "d"),
+      { kind: "resume" },
     ],
   ],
 ];
@@ -724,7 +961,8 @@ it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences
     const counterexample = details.counterexample
       ? JSON.stringify(details.counterexample[0], (_, v: unknown) => (v instanceof Uint8Array ? `hex:${hex(v)}` : v), 1)
       : "(none)";
-    const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    const cause =
+      details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(
       `bisimulation failed after ${details.numRuns} sequences (${seconds}s), seed ${details.seed}, path ${details.counterexamplePath}\n` +
         `reproduce: ${repro}\n(BISIM_SEED alone re-runs all ${NUM_RUNS} sequences; with BISIM_PATH only the shrunk one)\n` +
@@ -732,7 +970,13 @@ it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences
     );
   }
   console.log(`bisimulation: seed ${SEED}, ${details.numRuns} sequences, ${commandsRun} commands, ${seconds}s`);
-  if (process.env.BISIM_STATS) console.log([...outcomes].sort().map(([k, v]) => `${k}: ${v}`).join("\n"));
+  if (process.env.BISIM_STATS)
+    console.log(
+      [...outcomes]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join("\n"),
+    );
   expect(details.interrupted).toBe(false);
   expect(details.numRuns).toBe(REPLAY_PATH ? details.numRuns : NUM_RUNS);
 }, 900_000);

@@ -12,6 +12,7 @@ import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import {
   atimeRecordsReads,
   bodyOf,
+  type DiskFixture,
   expectCode,
   expectOk,
   getText,
@@ -21,7 +22,6 @@ import {
   rel,
   SECRET,
   watchTree,
-  type DiskFixture,
 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
@@ -109,14 +109,17 @@ async function fileOps(root: Root, path: string): Promise<Record<string, string>
     stat: code(await fx.storage.stat(root, rel(path))),
     list: code(await fx.storage.list(root, rel(path), { after: null, limit: 10 })),
     write: code(await write()),
-    writeIfNoneMatch: code(await fx.storage.write(root, rel(path), bodyOf("EVIL"), { length: 4, contentType: "x/y", ifNoneMatch: "*" })),
+    writeIfNoneMatch: code(
+      await fx.storage.write(root, rel(path), bodyOf("EVIL"), { length: 4, contentType: "x/y", ifNoneMatch: "*" }),
+    ),
     remove: code(await fx.storage.remove(root, rel(path))),
     moveFrom: code(await fx.storage.move(root, rel(path), rel("moved-here"), true)),
     moveOnto: source.ok ? code(await fx.storage.move(root, rel("move-source.txt"), rel(path), true)) : code(source),
   };
 }
 
-const allOutside = (ops: Record<string, string>) => Object.fromEntries(Object.keys(ops).map((op) => [op, "outside_root"]));
+const allOutside = (ops: Record<string, string>) =>
+  Object.fromEntries(Object.keys(ops).map((op) => [op, "outside_root"]));
 
 describe("links inside the root are followed", () => {
   it("for read, stat, list and write; remove and move act on the link itself, like rm and mv", async () => {
@@ -126,12 +129,21 @@ describe("links inside the root are followed", () => {
     }
     expect(expectOk(await getText(fx.storage, ROOT, "in-dir/f.txt"))).toBe("in dir");
     expect(expectOk(await fx.storage.stat(ROOT, rel("in-dir")))).toEqual({ type: "dir" });
-    expect(expectOk(await fx.storage.list(ROOT, rel("in-dir"), { after: null, limit: 10 })).entries.map((e) => e.name)).toEqual(["f.txt"]);
+    expect(
+      expectOk(await fx.storage.list(ROOT, rel("in-dir"), { after: null, limit: 10 })).entries.map((e) => e.name),
+    ).toEqual(["f.txt"]);
 
     const listed = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 })).entries;
-    expect(listed.map((e) => e.name).filter((n) => !n.startsWith("chain-"))).toEqual(
-      ["in-abs", "in-chain", "in-dir", "in-dotdot", "in-file", "real.txt", "realdir", "sub"],
-    );
+    expect(listed.map((e) => e.name).filter((n) => !n.startsWith("chain-"))).toEqual([
+      "in-abs",
+      "in-chain",
+      "in-dir",
+      "in-dotdot",
+      "in-file",
+      "real.txt",
+      "realdir",
+      "sub",
+    ]);
     expect(listed.find((e) => e.name === "in-file")).toMatchObject({ type: "file", etag: md5("inside"), size: 6 });
     expect(listed.find((e) => e.name === "in-dir")).toEqual({ name: "in-dir", type: "dir" });
 
@@ -160,29 +172,41 @@ describe("links that resolve outside the root", () => {
     });
     // As a single level the boundary is the base folder: these two lead to a file in it.
     const levelZeroReaches = link === "to-sibling" || link === "abs-sibling" || link === "up-and-back";
-    expectCode(await fx.storage.prepareRoot([`r/${link}/`], { create: true }), levelZeroReaches ? "conflict" : "outside_root");
+    expectCode(
+      await fx.storage.prepareRoot([`r/${link}/`], { create: true }),
+      levelZeroReaches ? "conflict" : "outside_root",
+    );
   });
 
-  it.each(OUTSIDE_DIR_LINKS)("%s/: every operation beneath it is outside_root, nothing is created there", async (link) => {
-    for (const path of [`${link}/inner.txt`, `${link}/secret2.txt`, `${link}/new.txt`, `${link}/sub/new.txt`]) {
-      const ops = await fileOps(ROOT, path);
-      expect(ops).toEqual(allOutside(ops));
-    }
-    expectCode(await fx.storage.stat(ROOT, rel(link)), "outside_root");
-    expectCode(await fx.storage.list(ROOT, rel(link), { after: null, limit: 10 }), "outside_root");
-    expectCode(await fx.storage.list(ROOT, rel(link), { after: "a", limit: 10 }), "outside_root");
-    // As one level `r/dir-sibling/` is beneath the base folder, which a root cap there may reach.
-    const roots: Root[] = [["r/", `${link}/`], ["r/", `${link}/`, "sub/"], ...(link === "dir-sibling" ? [] : [[`r/${link}/`]])];
-    for (const root of roots) {
-      expectCode(await fx.storage.prepareRoot(root, { create: true }), "outside_root");
-      expectCode(await fx.storage.list(root, rel(""), { after: null, limit: 10 }), "outside_root");
-      expectCode(await fx.storage.stat(root, rel("")), "outside_root");
-      expectCode(await put(fx.storage, root, "planted.txt", "EVIL"), "outside_root");
-    }
-  });
+  it.each(OUTSIDE_DIR_LINKS)(
+    "%s/: every operation beneath it is outside_root, nothing is created there",
+    async (link) => {
+      for (const path of [`${link}/inner.txt`, `${link}/secret2.txt`, `${link}/new.txt`, `${link}/sub/new.txt`]) {
+        const ops = await fileOps(ROOT, path);
+        expect(ops).toEqual(allOutside(ops));
+      }
+      expectCode(await fx.storage.stat(ROOT, rel(link)), "outside_root");
+      expectCode(await fx.storage.list(ROOT, rel(link), { after: null, limit: 10 }), "outside_root");
+      expectCode(await fx.storage.list(ROOT, rel(link), { after: "a", limit: 10 }), "outside_root");
+      // As one level `r/dir-sibling/` is beneath the base folder, which a root cap there may reach.
+      const roots: Root[] = [
+        ["r/", `${link}/`],
+        ["r/", `${link}/`, "sub/"],
+        ...(link === "dir-sibling" ? [] : [[`r/${link}/`]]),
+      ];
+      for (const root of roots) {
+        expectCode(await fx.storage.prepareRoot(root, { create: true }), "outside_root");
+        expectCode(await fx.storage.list(root, rel(""), { after: null, limit: 10 }), "outside_root");
+        expectCode(await fx.storage.stat(root, rel("")), "outside_root");
+        expectCode(await put(fx.storage, root, "planted.txt", "EVIL"), "outside_root");
+      }
+    },
+  );
 
   it("are never listed, and a root listing reads nothing outside", async () => {
-    const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 })).entries.map((e) => e.name);
+    const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 })).entries.map(
+      (e) => e.name,
+    );
     for (const link of [...OUTSIDE_FILE_LINKS, ...OUTSIDE_DIR_LINKS, "loop-b"]) expect(names).not.toContain(link);
   });
 
@@ -214,7 +238,11 @@ describe("refusals of a streamed body", () => {
     ];
     for (const [expected, root, path, extra] of cases) {
       const body = counted();
-      const result = await fx.storage.write(root, rel(path), body.body, { length: total, contentType: "x/y", ...extra });
+      const result = await fx.storage.write(root, rel(path), body.body, {
+        length: total,
+        contentType: "x/y",
+        ...extra,
+      });
       expectCode(result, expected);
       expect(body.pulled).toBe(total);
     }
@@ -269,14 +297,17 @@ describe("child caps (root levels)", () => {
       expect(ops).toEqual(allOutside(ops));
     }
     expectCode(await fx.storage.list(childCap, rel("peer-dir"), { after: null, limit: 10 }), "outside_root");
-    expect(expectOk(await fx.storage.list(childCap, rel(""), { after: null, limit: 10 })).entries.map((e) => e.name)).toEqual([
-      "move-source.txt",
-      "own.txt",
-    ]);
+    expect(
+      expectOk(await fx.storage.list(childCap, rel(""), { after: null, limit: 10 })).entries.map((e) => e.name),
+    ).toEqual(["move-source.txt", "own.txt"]);
   });
 
   it("a child root through a link that stays in the parent works, and is bounded by its real folder", async () => {
-    for (const childCap of [["parent/", "child-link/"], ["parent/", "child-abs/"], ["parent-link/", "child/"]] as Root[]) {
+    for (const childCap of [
+      ["parent/", "child-link/"],
+      ["parent/", "child-abs/"],
+      ["parent-link/", "child/"],
+    ] as Root[]) {
       expectOk(await fx.storage.prepareRoot(childCap, { create: false }));
       expect(expectOk(await getText(fx.storage, childCap, "own.txt"))).toBe("own");
       expectCode(await fx.storage.read(childCap, rel("peer-link"), {}), "outside_root");
@@ -286,7 +317,11 @@ describe("child caps (root levels)", () => {
   });
 
   it("a child root through a link leading out of the parent is outside_root for everything", async () => {
-    for (const childCap of [["parent/", "out-link/"], ["parent/", "abs-out/"], ["parent/", "child/", "peer-dir/"]] as Root[]) {
+    for (const childCap of [
+      ["parent/", "out-link/"],
+      ["parent/", "abs-out/"],
+      ["parent/", "child/", "peer-dir/"],
+    ] as Root[]) {
       expect(await fx.storage.prepareRoot(childCap, { create: false })).toEqual({
         ok: false,
         error: { code: "outside_root", message: "resolved outside root" },

@@ -30,7 +30,10 @@ afterAll(async () => {
 const q = (p: string) => `?path=${encodeURIComponent(p)}`;
 const cap = () => vault.diskCapUrl;
 
-async function listAll(dir: string, limit?: number): Promise<{ pages: { name: string; type: string }[][]; status: number }> {
+async function listAll(
+  dir: string,
+  limit?: number,
+): Promise<{ pages: { name: string; type: string }[][]; status: number }> {
   const pages: { name: string; type: string }[][] = [];
   let cursor: string | null = null;
   do {
@@ -87,7 +90,8 @@ async function tempGrowing(dir: string, bytes: number): Promise<string> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
-      if (name.startsWith(TEMP_PREFIX) && ((await stat(path.join(dir, name)).catch(() => null))?.size ?? 0) >= bytes) return name;
+      if (name.startsWith(TEMP_PREFIX) && ((await stat(path.join(dir, name)).catch(() => null))?.size ?? 0) >= bytes)
+        return name;
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -100,7 +104,11 @@ describe("SIGKILL of the launcher in the middle of a large PUT to the disk backe
   let puts: Promise<unknown>[] = [];
 
   it("while the bytes stream in, the temps are invisible to every cap operation", async () => {
-    const previous = await fetch(`${cap()}/file${q("keep/old.bin")}`, { method: "PUT", body: PREVIOUS, headers: { "content-type": "text/plain" } });
+    const previous = await fetch(`${cap()}/file${q("keep/old.bin")}`, {
+      method: "PUT",
+      body: PREVIOUS,
+      headers: { "content-type": "text/plain" },
+    });
     expect(previous.status).toBe(201);
     const previousEtag = ((await previous.json()) as { etag: string }).etag;
 
@@ -113,7 +121,9 @@ describe("SIGKILL of the launcher in the middle of a large PUT to the disk backe
     expect((await fetch(`${cap()}/stat${q("crash")}`)).status).toBe(404);
     expect((await listAll("")).pages.flat()).toEqual([{ name: "keep", type: "dir" }]);
     const kept = await listAll("keep");
-    expect(kept.pages.flat()).toEqual([expect.objectContaining({ name: "old.bin", type: "file", size: PREVIOUS.length, etag: previousEtag })]);
+    expect(kept.pages.flat()).toEqual([
+      expect.objectContaining({ name: "old.bin", type: "file", size: PREVIOUS.length, etag: previousEtag }),
+    ]);
     const read = await fetch(`${cap()}/file${q("keep/old.bin")}`);
     expect(await read.text()).toBe(PREVIOUS);
     expect(read.headers.get("etag")).toBe(`"${previousEtag}"`);
@@ -146,7 +156,10 @@ describe("SIGKILL of the launcher in the middle of a large PUT to the disk backe
     expect(await read.text()).toBe(PREVIOUS);
     expect((await listAll("")).pages.flat()).toEqual([{ name: "keep", type: "dir" }]);
 
-    const again = await fetch(`${cap()}/file${q("crash/new.bin")}`, { method: "PUT", body: "written after the restart" });
+    const again = await fetch(`${cap()}/file${q("crash/new.bin")}`, {
+      method: "PUT",
+      body: "written after the restart",
+    });
     expect(again.status).toBe(201);
     expect(await (await fetch(`${cap()}/file${q("crash/new.bin")}`)).text()).toBe("written after the restart");
     expect((await listAll("")).pages.flat()).toEqual([

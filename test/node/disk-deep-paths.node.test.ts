@@ -7,9 +7,20 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, expectCode, expectOk, getText, makeFixture, md5, put, rel, listTree, type DiskFixture } from "./disk-fixture.ts";
 import { MAX_TREE_DEPTH } from "../../disk-host/dir-visibility.ts";
+import type { Root } from "../../storage-adapters/storage-adapter.ts";
+import {
+  bodyOf,
+  type DiskFixture,
+  expectCode,
+  expectOk,
+  getText,
+  listTree,
+  makeFixture,
+  md5,
+  put,
+  rel,
+} from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -45,7 +56,11 @@ describe("a write that needs many new folders", () => {
     ["a body shorter than declared", {}, "bad_request", 9],
   ])("refused for %s, it leaves no folder behind", async (_case, preconditions, code, length) => {
     for (const letter of ["a", "b", "c"]) {
-      const result = await fx.storage.write(ROOT, rel(deep(300, letter)), bodyOf("deep"), { length, contentType: "text/plain", ...preconditions });
+      const result = await fx.storage.write(ROOT, rel(deep(300, letter)), bodyOf("deep"), {
+        length,
+        contentType: "text/plain",
+        ...preconditions,
+      });
       expectCode(result, code);
     }
     expect(await tree()).toEqual([]);
@@ -56,9 +71,13 @@ describe("concurrent writes into new folders", () => {
   it("all succeed, though each may find its folders made, or pruned, by another", async () => {
     for (let round = 0; round < 5; round++) {
       const results = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => put(fx.storage, ROOT, `${deep(20, `r${round}`)}/${i}`, "x", { ifMatch: i % 4 === 0 ? '"nope"' : undefined })),
+        Array.from({ length: 40 }, (_, i) =>
+          put(fx.storage, ROOT, `${deep(20, `r${round}`)}/${i}`, "x", { ifMatch: i % 4 === 0 ? '"nope"' : undefined }),
+        ),
       );
-      expect(results.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? "precondition_failed" : "ok")));
+      expect(results.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(
+        Array.from({ length: 40 }, (_, i) => (i % 4 === 0 ? "precondition_failed" : "ok")),
+      );
     }
   });
 });

@@ -7,7 +7,7 @@ import { lstat, mkdir, readdir, readlink, symlink, writeFile } from "node:fs/pro
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { expectCode, expectOk, makeFixture, put, rel, type DiskFixture } from "./disk-fixture.ts";
+import { type DiskFixture, expectCode, expectOk, makeFixture, put, rel } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;

@@ -42,14 +42,17 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
   const secret = "fixture-secret-0123456789";
   const host = createDiskHost({ baseDir: base, secret, ...options });
   const answers: string[] = [];
-  const storage = new DiskStorage({
-    async fetch(request) {
-      const response = await host.fetch(request);
-      answers.push(JSON.stringify([...response.headers]));
-      if (response.headers.get("content-type") === "application/json") answers.push(await response.clone().text());
-      return response;
+  const storage = new DiskStorage(
+    {
+      async fetch(request) {
+        const response = await host.fetch(request);
+        answers.push(JSON.stringify([...response.headers]));
+        if (response.headers.get("content-type") === "application/json") answers.push(await response.clone().text());
+        return response;
+      },
     },
-  }, secret);
+    secret,
+  );
   return {
     top,
     base,
@@ -175,7 +178,8 @@ type Visit = (path: string, name: string, st: import("node:fs").BigIntStats) => 
 async function visitTree(path: string, name: string, visit: Visit): Promise<void> {
   const st = await lstat(path, { bigint: true });
   await visit(path, name, st);
-  if (st.isDirectory()) for (const child of (await readdir(path)).sort()) await visitTree(join(path, child), `${name}/${child}`, visit);
+  if (st.isDirectory())
+    for (const child of (await readdir(path)).sort()) await visitTree(join(path, child), `${name}/${child}`, visit);
 }
 
 /** True when this filesystem records reads in atime (relatime/strictatime), so the no-read checks mean something. */

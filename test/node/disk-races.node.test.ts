@@ -12,7 +12,7 @@ import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Result } from "../../shared/result.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, expectOk, makeFixture, md5, put, rel, SECRET, watchTree, type DiskFixture } from "./disk-fixture.ts";
+import { bodyOf, type DiskFixture, expectOk, makeFixture, md5, put, rel, SECRET, watchTree } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 const RACE_MS = 2000;
@@ -182,7 +182,8 @@ describe("a link swapped in while requests run", () => {
       note(`swap cycles ${await swapper.stop()}`);
     }
     // The race really happened: writes got through, and some met a link.
-    const total = (outcome: string) => Object.entries(seen).reduce((n, [k, v]) => (k.endsWith(` ${outcome}`) ? n + v : n), 0);
+    const total = (outcome: string) =>
+      Object.entries(seen).reduce((n, [k, v]) => (k.endsWith(` ${outcome}`) ? n + v : n), 0);
     expect(total("ok")).toBeGreaterThan(0);
     expect(total("outside_root")).toBeGreaterThan(0);
     for (const outcome of Object.keys(seen).filter((k) => !k.startsWith("swap"))) {
@@ -206,7 +207,10 @@ describe("atomic writes under concurrency", () => {
       for (let i = 0; Date.now() < until; i++) {
         const [content, type] = i % 2 ? [A, "text/a"] : [B, "text/b"];
         // Small chunks keep each temp file alive across many reads.
-        const w = await fx.storage.write(ROOT, rel("atomic.txt"), bodyOf(content, 16 * 1024), { length: content.length, contentType: type });
+        const w = await fx.storage.write(ROOT, rel("atomic.txt"), bodyOf(content, 16 * 1024), {
+          length: content.length,
+          contentType: type,
+        });
         expectOk(w);
         writes++;
       }
@@ -223,7 +227,9 @@ describe("atomic writes under concurrency", () => {
         const raw = await readFile(join(fx.base, "r/atomic.txt"), "utf8");
         expect(raw === A || raw === B).toBe(true);
         if (lane === 0) {
-          const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 10 })).entries.map((e) => e.name);
+          const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 10 })).entries.map(
+            (e) => e.name,
+          );
           expect(names).toEqual(["atomic.txt"]);
         }
         reads++;
@@ -238,7 +244,9 @@ describe("atomic writes under concurrency", () => {
   it("If-Match and If-None-Match: * are atomic with the rename: one winner per round", async () => {
     for (let round = 0; round < 15; round++) {
       const path = `race-${round}.txt`;
-      const creators = await Promise.all(Array.from({ length: 6 }, (_, i) => put(fx.storage, ROOT, path, `c${i}`, { ifNoneMatch: "*" })));
+      const creators = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => put(fx.storage, ROOT, path, `c${i}`, { ifNoneMatch: "*" })),
+      );
       expect(creators.filter((c) => c.ok)).toHaveLength(1);
       expect(creators.filter((c) => !c.ok).map(code)).toEqual(Array(5).fill("precondition_failed"));
       const current = expectOk(await fx.storage.stat(ROOT, rel(path)));

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import type { ListPage, Root } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, expectCode, expectOk, getText, makeFixture, md5, put, rel, type DiskFixture } from "./disk-fixture.ts";
+import { bodyOf, type DiskFixture, expectCode, expectOk, getText, makeFixture, md5, put, rel } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -28,29 +28,46 @@ afterEach(async () => {
 });
 
 const names = async (path = "", root: Root = ROOT) =>
-  expectOk(await fx.storage.list(root, rel(path), { after: null, limit: 1000 })).entries.map((e) => `${e.name}:${e.type}`);
+  expectOk(await fx.storage.list(root, rel(path), { after: null, limit: 1000 })).entries.map(
+    (e) => `${e.name}:${e.type}`,
+  );
 
 describe("round trip", () => {
   it("stores bytes, content type and an MD5 etag computed while streaming", async () => {
     const content = "hello, vault — ünïcødé\n".repeat(100);
-    const written = expectOk(await put(fx.storage, ROOT, "notes/today.md", content, { contentType: "text/markdown; charset=utf-8" }));
+    const written = expectOk(
+      await put(fx.storage, ROOT, "notes/today.md", content, { contentType: "text/markdown; charset=utf-8" }),
+    );
     expect(written).toEqual({ created: true, size: Buffer.byteLength(content), etag: md5(content) });
     expect(await readFile(join(fx.base, "r/notes/today.md"), "utf8")).toBe(content);
 
     const read = expectOk(await fx.storage.read(ROOT, rel("notes/today.md"), {}));
     if (read.status !== "body") throw new Error(read.status);
-    expect(read.meta).toMatchObject({ size: Buffer.byteLength(content), etag: md5(content), contentType: "text/markdown; charset=utf-8" });
+    expect(read.meta).toMatchObject({
+      size: Buffer.byteLength(content),
+      etag: md5(content),
+      contentType: "text/markdown; charset=utf-8",
+    });
     expect(await new Response(read.body).text()).toBe(content);
-    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({ type: "file", etag: md5(content) });
+    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({
+      type: "file",
+      etag: md5(content),
+    });
 
     const replaced = expectOk(await put(fx.storage, ROOT, "notes/today.md", "v2", { contentType: "text/x-other" }));
     expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2") });
-    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({ contentType: "text/x-other", size: 2 });
+    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({
+      contentType: "text/x-other",
+      size: 2,
+    });
   });
 
   it("round-trips a 3 MiB binary body and an empty one", async () => {
     const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
-    const w = await fx.storage.write(ROOT, rel("big.bin"), bodyOf(big, 65_536), { length: big.length, contentType: "application/x-big" });
+    const w = await fx.storage.write(ROOT, rel("big.bin"), bodyOf(big, 65_536), {
+      length: big.length,
+      contentType: "application/x-big",
+    });
     expect(expectOk(w).etag).toBe(md5(big));
     const read = expectOk(await fx.storage.read(ROOT, rel("big.bin"), {}));
     if (read.status !== "body") throw new Error(read.status);
@@ -90,7 +107,9 @@ describe("round trip", () => {
     if (suffix.status !== "body") throw new Error(suffix.status);
     expect(await new Response(suffix.body).text()).toBe("789");
     expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=10-" })).status).toBe("unsatisfiable");
-    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: `"${md5("0123456789")}"` })).status).toBe("not_modified");
+    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: `"${md5("0123456789")}"` })).status).toBe(
+      "not_modified",
+    );
     const other = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: '"other"' }));
     if (other.status !== "body") throw new Error(other.status);
     await other.body.cancel();
@@ -113,9 +132,18 @@ describe("preconditions and lengths", () => {
   });
 
   it("refuses a body shorter or longer than its length, leaving no file, temp or folder", async () => {
-    const short = await fx.storage.write(ROOT, rel("a/short.txt"), bodyOf("abc"), { length: 10, contentType: "text/plain" });
-    expect(short).toEqual({ ok: false, error: { code: "bad_request", message: "the body did not match its Content-Length" } });
-    expectCode(await fx.storage.write(ROOT, rel("a/long.txt"), bodyOf("abcdefghijkl"), { length: 3, contentType: "text/plain" }), "bad_request");
+    const short = await fx.storage.write(ROOT, rel("a/short.txt"), bodyOf("abc"), {
+      length: 10,
+      contentType: "text/plain",
+    });
+    expect(short).toEqual({
+      ok: false,
+      error: { code: "bad_request", message: "the body did not match its Content-Length" },
+    });
+    expectCode(
+      await fx.storage.write(ROOT, rel("a/long.txt"), bodyOf("abcdefghijkl"), { length: 3, contentType: "text/plain" }),
+      "bad_request",
+    );
     expect(await readdir(join(fx.base, "r"))).toEqual([]);
   });
 
@@ -195,7 +223,10 @@ describe("directories exist only while they hold a file", () => {
     await mkdir(join(fx.base, "r/odd"));
     await writeFile(join(fx.base, "r/odd/back\\slash"), "x");
     for (const name of ["busy", "linked", "odd"]) {
-      expect(await put(fx.storage, ROOT, name, "x")).toEqual({ ok: false, error: { code: "conflict", message: "that path is a directory" } });
+      expect(await put(fx.storage, ROOT, name, "x")).toEqual({
+        ok: false,
+        error: { code: "conflict", message: "that path is a directory" },
+      });
       expectOk(await put(fx.storage, ROOT, "src", "x"));
       expectCode(await fx.storage.move(ROOT, rel("src"), rel(name), true), "conflict");
     }
@@ -211,7 +242,10 @@ describe("directories exist only while they hold a file", () => {
 
   it("treats a root that does not exist (yet) as empty, and creates it on write", async () => {
     const root: Root = ["not-yet/"];
-    expect(expectOk(await fx.storage.list(root, rel(""), { after: null, limit: 10 }))).toEqual({ entries: [], next: null });
+    expect(expectOk(await fx.storage.list(root, rel(""), { after: null, limit: 10 }))).toEqual({
+      entries: [],
+      next: null,
+    });
     expect(expectOk(await fx.storage.stat(root, rel("")))).toEqual({ type: "dir" });
     expectCode(await fx.storage.read(root, rel("x"), {}), "not_found");
     expectCode(await fx.storage.list(root, rel("x"), { after: null, limit: 10 }), "not_found");
@@ -236,7 +270,10 @@ describe("conflicts and not_found, as the interface rules", () => {
       ok: false,
       error: { code: "conflict", message: "a parent of that path is a file" },
     });
-    expect(await put(fx.storage, ROOT, "dir", "x")).toEqual({ ok: false, error: { code: "conflict", message: "that path is a directory" } });
+    expect(await put(fx.storage, ROOT, "dir", "x")).toEqual({
+      ok: false,
+      error: { code: "conflict", message: "that path is a directory" },
+    });
     expectCode(await fx.storage.remove(ROOT, rel("dir")), "conflict");
     expectCode(await fx.storage.remove(ROOT, rel("missing")), "not_found");
     expectCode(await fx.storage.remove(ROOT, rel("file.txt/x")), "not_found");
@@ -249,14 +286,20 @@ describe("conflicts and not_found, as the interface rules", () => {
     });
     expectCode(await fx.storage.list(ROOT, rel("missing"), { after: null, limit: 5 }), "not_found");
     // Like R2, a later page of a folder that is gone is empty rather than an error.
-    expect(expectOk(await fx.storage.list(ROOT, rel("missing"), { after: "a", limit: 5 }))).toEqual({ entries: [], next: null });
+    expect(expectOk(await fx.storage.list(ROOT, rel("missing"), { after: "a", limit: 5 }))).toEqual({
+      entries: [],
+      next: null,
+    });
   });
 
   it("move: files only, atomic, conflict on an existing destination unless overwrite", async () => {
     expectOk(await fx.storage.move(ROOT, rel("file.txt"), rel("moved/deep/f.txt"), false));
     expect(expectOk(await getText(fx.storage, ROOT, "moved/deep/f.txt"))).toBe("f");
     expectCode(await fx.storage.stat(ROOT, rel("file.txt")), "not_found");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("moved/deep/f.txt")))).toMatchObject({ contentType: "text/plain", etag: md5("f") });
+    expect(expectOk(await fx.storage.stat(ROOT, rel("moved/deep/f.txt")))).toMatchObject({
+      contentType: "text/plain",
+      etag: md5("f"),
+    });
 
     expectOk(await put(fx.storage, ROOT, "other.txt", "o"));
     expect(await fx.storage.move(ROOT, rel("other.txt"), rel("moved/deep/f.txt"), false)).toEqual({
@@ -297,7 +340,17 @@ describe("conflicts and not_found, as the interface rules", () => {
 describe("listing", () => {
   it("sorts by UTF-8 bytes and pages with `after`/`next`", async () => {
     // UTF-16 order would put the emoji (a surrogate pair) before U+FF5E; UTF-8 puts it after.
-    const fileNames = ["b", "B", "a", "é", "\uff5e", "😀", "a b", "a-b", ...Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, "0")}`)];
+    const fileNames = [
+      "b",
+      "B",
+      "a",
+      "é",
+      "\uff5e",
+      "😀",
+      "a b",
+      "a-b",
+      ...Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, "0")}`),
+    ];
     for (const name of fileNames) expectOk(await put(fx.storage, ROOT, name, name));
     for (const dir of ["d1", "Z"]) expectOk(await put(fx.storage, ROOT, `${dir}/x`, "x"));
     const all = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 }));
@@ -318,9 +371,13 @@ describe("listing", () => {
     }
     expect(paged).toEqual(expected);
     // An exact fit: the last full page says there is no more.
-    expect(expectOk(await fx.storage.list(ROOT, rel(""), { after: expected[expected.length - 4]!, limit: 3 })).next).toBeNull();
+    expect(
+      expectOk(await fx.storage.list(ROOT, rel(""), { after: expected[expected.length - 4]!, limit: 3 })).next,
+    ).toBeNull();
     // A cursor naming nothing continues after where it would sort.
-    expect(expectOk(await fx.storage.list(ROOT, rel(""), { after: "n05x", limit: 2 })).entries.map((e) => e.name)).toEqual(["n06", "n07"]);
+    expect(
+      expectOk(await fx.storage.list(ROOT, rel(""), { after: "n05x", limit: 2 })).entries.map((e) => e.name),
+    ).toEqual(["n06", "n07"]);
   });
 
   it("never lists temps, sidecars, FIFOs or names a cap could not address", async () => {
@@ -372,7 +429,8 @@ describe("stale temps", () => {
       },
     });
     const writing = fx.storage.write(ROOT, rel("inflight.txt"), slow, { length: 9, contentType: "text/plain" });
-    while (!(await readdir(join(fx.base, "r"))).some((n) => n.startsWith(".capvault-tmp-"))) await new Promise((r) => setTimeout(r, 2));
+    while (!(await readdir(join(fx.base, "r"))).some((n) => n.startsWith(".capvault-tmp-")))
+      await new Promise((r) => setTimeout(r, 2));
     await fx.host.cleanStaleTemps();
     release();
     expect(expectOk(await writing).created).toBe(true);
@@ -395,7 +453,11 @@ describe("configuration and protocol", () => {
 
   it("answers calls without the right secret with unavailable, touching nothing", async () => {
     await writeFile(join(fx.base, "kept.txt"), "host file");
-    const attempts: Record<string, string>[] = [{}, { "capvault-disk-secret": `${fx.secret}x` }, { "capvault-disk-secret": "" }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { "capvault-disk-secret": `${fx.secret}x` },
+      { "capvault-disk-secret": "" },
+    ];
     for (const headers of attempts) {
       const read = await fx.host.fetch(
         new Request("http://disk/read", {
@@ -412,7 +474,14 @@ describe("configuration and protocol", () => {
 
   it("answers malformed calls with bad_request, never a throw or a path", async () => {
     const call = (body: BodyInit | null, method = "POST") =>
-      fx.host.fetch(new Request("http://disk/x", { method, body, duplex: "half", headers: { "capvault-disk-secret": fx.secret } } as RequestInit));
+      fx.host.fetch(
+        new Request("http://disk/x", {
+          method,
+          body,
+          duplex: "half",
+          headers: { "capvault-disk-secret": fx.secret },
+        } as RequestInit),
+      );
     for (const response of [
       await call(null, "GET"),
       await call(new Uint8Array([0, 0])),

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DiskHostOptions } from "../../disk-host/index.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
-import { TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS } from "../../storage-adapters/upload-limits.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { expectOk, makeFixture, put, rel, listTree, type DiskFixture } from "./disk-fixture.ts";
+import { TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS } from "../../storage-adapters/upload-limits.ts";
+import { type DiskFixture, expectOk, listTree, makeFixture, put, rel } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -66,7 +66,8 @@ function tricklingBody(length: number): ReadableStream<Uint8Array> {
   });
 }
 
-const code = (r: { ok: boolean; error?: { code: string; message: string } }) => (r.ok ? "ok" : `${r.error!.code}: ${r.error!.message}`);
+const code = (r: { ok: boolean; error?: { code: string; message: string } }) =>
+  r.ok ? "ok" : `${r.error!.code}: ${r.error!.message}`;
 const write = (path: string, body: ReadableStream<Uint8Array>, length: number) =>
   fx.storage.write(ROOT, rel(path), body, { length, contentType: "text/plain" });
 
@@ -103,7 +104,10 @@ describe("the worker's side of the wire", () => {
   it("times a stalled body out by its own, tighter limits, and says why", async () => {
     await setup({ idleMs: 600_000 });
     const worker = new DiskStorage(fx.host, fx.secret, { ...UPLOAD_LIMITS, idleMs: 300 });
-    const result = await worker.write(ROOT, rel("stalled.txt"), stalledBody("x").body, { length: 10, contentType: "text/plain" });
+    const result = await worker.write(ROOT, rel("stalled.txt"), stalledBody("x").body, {
+      length: 10,
+      contentType: "text/plain",
+    });
     expect(code(result)).toBe(`bad_request: ${TOO_SLOW}`);
     expect(await tree()).toEqual([]);
   });
@@ -116,7 +120,8 @@ describe("concurrent uploads", () => {
     const stalled = [stalledBody("x"), stalledBody("x"), stalledBody("x")];
     const writes = stalled.map((s, i) => write(`held/${i}`, s.body, 10));
     // Wait until all three hold their temp file (the idle bound is far away).
-    while ((await tree()).filter((name) => name.includes(".capvault-tmp-")).length < 3) await new Promise((r) => setTimeout(r, 10));
+    while ((await tree()).filter((name) => name.includes(".capvault-tmp-")).length < 3)
+      await new Promise((r) => setTimeout(r, 10));
     expect(code(await put(fx.storage, ROOT, "refused.txt", "hello"))).toBe(`unavailable: ${TOO_MANY_UPLOADS}`);
     for (const s of stalled) s.fail();
     expect((await Promise.all(writes)).map((r) => r.ok)).toEqual([false, false, false]);

@@ -21,7 +21,10 @@ async function snapshot(dir: string): Promise<Map<string, number>> {
     if (!entry.isFile()) continue;
     const full = path.join(entry.parentPath, entry.name);
     // SQLite removes an idle object's -wal and -shm files on its own time.
-    const size = await stat(full).then((s) => s.size, () => null);
+    const size = await stat(full).then(
+      (s) => s.size,
+      () => null,
+    );
     if (size !== null) out.set(path.relative(dir, full), size);
   }
   return out;
@@ -63,8 +66,14 @@ describe("forged tokens", () => {
       (base) => fetch(`${base}/file?path=a.txt`, { method: "DELETE" }),
       (base) => fetch(base, { method: "DELETE" }),
       (base) => fetch(`${base}/subdir`, { method: "POST", body: JSON.stringify({ path: "" }) }),
-      (base) => fetch(`${base}/mcp`, { method: "POST", headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) }),
-      (base) => fetch(`${base}/memory`, { method: "POST", body: JSON.stringify({ command: "view", path: "/memories" }) }),
+      (base) =>
+        fetch(`${base}/mcp`, {
+          method: "POST",
+          headers: MCP_HEADERS,
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+        }),
+      (base) =>
+        fetch(`${base}/memory`, { method: "POST", body: JSON.stringify({ command: "view", path: "/memories" }) }),
     ];
     const answers = new Set<string>();
     // Ten at a time: enough to be quick, few enough to stay fair on a shared machine.

@@ -94,8 +94,14 @@ describe("over real HTTP", () => {
 
   it("serves text files byte for byte with Content-Length, even to clients that accept gzip", async () => {
     const text = "compressible ".repeat(200);
-    await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, { method: "PUT", body: text, headers: { "content-type": "text/plain" } });
-    const res = await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, { headers: { "accept-encoding": "gzip, br" } });
+    await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, {
+      method: "PUT",
+      body: text,
+      headers: { "content-type": "text/plain" },
+    });
+    const res = await fetch(`${vault.rootCapUrl}/file${q("notes.txt")}`, {
+      headers: { "accept-encoding": "gzip, br" },
+    });
     expect(res.headers.get("content-encoding")).not.toMatch(/gzip|br/);
     expect(res.headers.get("content-length")).toBe(String(text.length));
     expect(await res.text()).toBe(text);
@@ -124,7 +130,10 @@ describe("over real HTTP", () => {
       expect((await fetch(`${vault.url}${p}`)).status).toBe(404);
     }
     await new Promise((r) => setTimeout(r, 200));
-    const requestLines = vault.output().split("\n").filter((l) => /^(GET|PUT|POST|DELETE) /.test(l));
+    const requestLines = vault
+      .output()
+      .split("\n")
+      .filter((l) => /^(GET|PUT|POST|DELETE) /.test(l));
     expect(requestLines.length).toBeGreaterThan(2);
     expect(requestLines.some((l) => /^GET \/object\/\{[a-z2-7]{16}\}\/file 404 \d+ms$/.test(l))).toBe(true);
     expect(requestLines.some((l) => /^GET \(no route\) 404 \d+ms$/.test(l))).toBe(true);
@@ -147,8 +156,12 @@ describe("persistence", () => {
     });
     const root = (await mint.json()) as { url: string; token: string };
     await fetch(`${root.url}/file${q("memo.md")}`, { method: "PUT", body: "remember me" });
-    const sub = (await (await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "kept" }) })).json()) as { url: string; token: string };
-    const gone = (await (await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "gone" }) })).json()) as { url: string; token: string };
+    const sub = (await (
+      await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "kept" }) })
+    ).json()) as { url: string; token: string };
+    const gone = (await (
+      await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "gone" }) })
+    ).json()) as { url: string; token: string };
     expect((await fetch(gone.url, { method: "DELETE" })).status).toBe(204);
 
     const firstOutput = vault.output().length;
@@ -161,12 +174,19 @@ describe("persistence", () => {
     expect(revoked.status).toBe(404);
     expect(((await revoked.json()) as { error: { code: string } }).error.code).toBe("no_such_cap");
 
-    const tokens = [root.token, sub.token, gone.token, vault.rootCapUrl.split("/object/")[1]!, vault.diskCapUrl.split("/object/")[1]!];
+    const tokens = [
+      root.token,
+      sub.token,
+      gone.token,
+      vault.rootCapUrl.split("/object/")[1]!,
+      vault.diskCapUrl.split("/object/")[1]!,
+    ];
     const files = await filesUnder(vault.state);
     expect(files.length).toBeGreaterThan(3);
     for (const file of files) {
       const bytes = await readFile(file);
-      for (const token of tokens) expect(bytes.includes(Buffer.from(token)), `${path.relative(vault.state, file)} holds a token`).toBe(false);
+      for (const token of tokens)
+        expect(bytes.includes(Buffer.from(token)), `${path.relative(vault.state, file)} holds a token`).toBe(false);
     }
   }, 120_000);
 });
@@ -178,8 +198,13 @@ describe("revocation against transfers in flight", () => {
   // (Which of the two happens depends on timing: Miniflare can hold the
   // DELETE back until a fast upload is done.)
   it("a write still streaming when its cap is revoked lands nowhere", async () => {
-    for (const [backend, rootUrl] of [["r2", vault.rootCapUrl], ["disk", vault.diskCapUrl]] as const) {
-      const sub = (await (await fetch(`${rootUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "inflight" }) })).json()) as { url: string };
+    for (const [backend, rootUrl] of [
+      ["r2", vault.rootCapUrl],
+      ["disk", vault.diskCapUrl],
+    ] as const) {
+      const sub = (await (
+        await fetch(`${rootUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "inflight" }) })
+      ).json()) as { url: string };
       const size = 32 * 1024 * 1024;
       const piece = new Uint8Array(256 * 1024).fill(1);
       let sent = 0;
@@ -189,10 +214,11 @@ describe("revocation against transfers in flight", () => {
           if (sent >= size) return c.close();
           // Revoke once 4 MiB are on their way, then keep sending, slowly.
           // On a connection of its own: a pooled idle one may be closing under it.
-          if (sent === 4 * 1024 * 1024) revoking = oneShot("DELETE", sub.url).then((status) => {
-            expect(status).toBe(204);
-            return performance.now();
-          });
+          if (sent === 4 * 1024 * 1024)
+            revoking = oneShot("DELETE", sub.url).then((status) => {
+              expect(status).toBe(204);
+              return performance.now();
+            });
           if (revoking) await new Promise((r) => setTimeout(r, 5));
           sent += piece.length;
           c.enqueue(piece);
@@ -219,4 +245,3 @@ describe("revocation against transfers in flight", () => {
     }
   }, 60_000);
 });
-

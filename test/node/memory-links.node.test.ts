@@ -27,7 +27,11 @@ async function expectKept(name: string): Promise<void> {
 }
 
 const isLink = async (...parts: string[]) => (await lstat(at(...parts))).isSymbolicLink();
-const exists = (...parts: string[]) => lstat(at(...parts)).then(() => true, () => false);
+const exists = (...parts: string[]) =>
+  lstat(at(...parts)).then(
+    () => true,
+    () => false,
+  );
 
 beforeAll(async () => {
   vault = await startTestVault();
@@ -44,7 +48,9 @@ describe("delete", () => {
     await mkdir(at("box1"));
     await writeFile(at("box1", "own.md"), "own\n");
     await symlink("../keep1", at("box1", "to-keep"));
-    expect((await memory({ command: "delete", path: "/memories/box1" })).text).toBe("Successfully deleted /memories/box1");
+    expect((await memory({ command: "delete", path: "/memories/box1" })).text).toBe(
+      "Successfully deleted /memories/box1",
+    );
     expect(await exists("box1")).toBe(false);
     await expectKept("keep1");
   });
@@ -52,7 +58,9 @@ describe("delete", () => {
   it("of a link to a folder removes the link only", async () => {
     await kept("keep2");
     await symlink("keep2", at("short2"));
-    expect((await memory({ command: "delete", path: "/memories/short2" })).text).toBe("Successfully deleted /memories/short2");
+    expect((await memory({ command: "delete", path: "/memories/short2" })).text).toBe(
+      "Successfully deleted /memories/short2",
+    );
     expect(await exists("short2")).toBe(false);
     await expectKept("keep2");
   });

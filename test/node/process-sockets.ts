@@ -1,9 +1,7 @@
 import { readdir, readFile, readlink } from "node:fs/promises";
 
 /** One listening socket of a process group, read from /proc. */
-export type ListeningSocket =
-  | { kind: "tcp"; address: string; port: number }
-  | { kind: "unix"; path: string };
+export type ListeningSocket = { kind: "tcp"; address: string; port: number } | { kind: "unix"; path: string };
 
 /** Pids whose process group is `pgid`. */
 export async function groupPids(pgid: number): Promise<number[]> {
@@ -56,7 +54,8 @@ function decodeAddress(hex: string): string {
   const words = hex.match(/.{8}/g) ?? [];
   const bytes = words.flatMap((w) => (w.match(/../g) ?? []).reverse().map((b) => Number.parseInt(b, 16)));
   if (bytes.length === 4) return bytes.join(".");
-  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) return bytes.slice(12).join(".");
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255)
+    return bytes.slice(12).join(".");
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
   return groups.join(":").replace(/(^|:)0(:0)+(:|$)/, "::");

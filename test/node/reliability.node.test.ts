@@ -12,9 +12,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { SCALES } from "../../reliability/scale.ts";
 import { runSuite } from "../../reliability/suite.ts";
-import { tableText, type Row } from "../../reliability/table.ts";
+import { type Row, tableText } from "../../reliability/table.ts";
 
-const SEED = process.env.RELIABILITY_SEED ? Number(process.env.RELIABILITY_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+const SEED = process.env.RELIABILITY_SEED
+  ? Number(process.env.RELIABILITY_SEED)
+  : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 const SCALE = SCALES.small;
 
 let rows: Row[] = [];
@@ -30,7 +32,11 @@ beforeAll(async () => {
 function problems(prefix: string): string[] {
   return rows
     .filter((r) => r.check.startsWith(prefix))
-    .flatMap((r) => r.findings.all.filter((f) => f.kind !== "drop").map((f) => `[${f.kind}] ${r.check} ${r.backend}: ${f.detail} (replay: ${f.replay})`));
+    .flatMap((r) =>
+      r.findings.all
+        .filter((f) => f.kind !== "drop")
+        .map((f) => `[${f.kind}] ${r.check} ${r.backend}: ${f.detail} (replay: ${f.replay})`),
+    );
 }
 
 describe(`reliability at test size (seed ${SEED})`, () => {
@@ -53,7 +59,8 @@ describe(`reliability at test size (seed ${SEED})`, () => {
       "load: revocation race r2",
     ]);
     // The counter landed every increment it was asked for, under contention.
-    for (const r of load.filter((r) => r.check.startsWith("load: counter"))) expect(r.cases).toBe(SCALE.counterClients * SCALE.counterIncrements);
+    for (const r of load.filter((r) => r.check.startsWith("load: counter")))
+      expect(r.cases).toBe(SCALE.counterClients * SCALE.counterIncrements);
     expect(problems("load")).toEqual([]);
   });
 

@@ -1,9 +1,9 @@
-import { request as httpRequest } from "node:http";
 import { readFile, stat, writeFile } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
-import { groupPids, isLoopback, listeningSockets, type ListeningSocket } from "./process-sockets.ts";
+import { groupPids, isLoopback, type ListeningSocket, listeningSockets } from "./process-sockets.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 /**
@@ -16,16 +16,31 @@ import { startTestVault, type TestVault } from "./test-vault.ts";
 type Answer = { status: number; body: string } | { refused: string };
 
 /** One HTTP request to a TCP port or a Unix socket; a reset or refusal is an answer too. */
-function send(target: ListeningSocket, method: string, urlPath: string, headers: Record<string, string>, body: Uint8Array | string): Promise<Answer> {
+function send(
+  target: ListeningSocket,
+  method: string,
+  urlPath: string,
+  headers: Record<string, string>,
+  body: Uint8Array | string,
+): Promise<Answer> {
   return new Promise((resolve) => {
     const where = target.kind === "tcp" ? { host: "127.0.0.1", port: target.port } : { socketPath: target.path };
-    const req = httpRequest({ ...where, method, path: urlPath, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, agent: false }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      res.on("error", (e) => resolve({ refused: e.message }));
-    });
+    const req = httpRequest(
+      {
+        ...where,
+        method,
+        path: urlPath,
+        headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on("error", (e) => resolve({ refused: e.message }));
+      },
+    );
     req.on("error", (e) => resolve({ refused: e.message }));
     // A socket that never answers (another protocol) has served nothing either.
     req.setTimeout(3_000, () => req.destroy(new Error("no answer")));
@@ -34,7 +49,11 @@ function send(target: ListeningSocket, method: string, urlPath: string, headers:
 }
 
 /** Tries every known way through an internal socket; returns what leaked. */
-async function attack(target: ListeningSocket, canary: { file: string; text: string }, plantedDir: string): Promise<string[]> {
+async function attack(
+  target: ListeningSocket,
+  canary: { file: string; text: string },
+  plantedDir: string,
+): Promise<string[]> {
   const leaks: string[] = [];
   // 1. Miniflare's pretty-error route renders source files named in a forged stack.
   const forged = JSON.stringify({ name: "Error", message: "x", stack: `Error: x\n    at f (${canary.file}:1:1)` });
@@ -45,15 +64,38 @@ async function attack(target: ListeningSocket, canary: { file: string; text: str
   // 2. Miniflare's temp-file route writes where its query points.
   // Enough `..` to climb out of Miniflare's temp folder to /, then down to the target.
   const rel = "../".repeat(32) + plantedDir.slice(1);
-  const store = await send(target, "POST", `/core/store-temp-file?prefix=${encodeURIComponent(rel)}&extension=txt`, {}, "planted");
+  const store = await send(
+    target,
+    "POST",
+    `/core/store-temp-file?prefix=${encodeURIComponent(rel)}&extension=txt`,
+    {},
+    "planted",
+  );
   // It answers with the path it wrote; whether anything landed is checked on disk too.
   if ("body" in store && store.body.startsWith("/")) leaks.push(`/core/store-temp-file wrote ${store.body}`);
   // 3. The disk host's own protocol, without and with a guessed secret.
   for (const secret of [undefined, "guessed-secret-0123456789"]) {
-    const headers: Record<string, string> = { "MF-Custom-Fetch-Service": "0/#DISK", ...(secret ? { "capvault-disk-secret": secret } : {}) };
-    const read = await send(target, "POST", "/read", headers, encodeCallHead({ op: "read", root: [""], path: ["private.txt"], range: null, ifNoneMatch: null } as never));
+    const headers: Record<string, string> = {
+      "MF-Custom-Fetch-Service": "0/#DISK",
+      ...(secret ? { "capvault-disk-secret": secret } : {}),
+    };
+    const read = await send(
+      target,
+      "POST",
+      "/read",
+      headers,
+      encodeCallHead({ op: "read", root: [""], path: ["private.txt"], range: null, ifNoneMatch: null } as never),
+    );
     if ("body" in read && read.body.includes("host secret")) leaks.push("a disk read answered without the secret");
-    const head = encodeCallHead({ op: "write", root: [""], path: ["planted.txt"], length: 7, contentType: "x", ifMatch: null, ifNoneMatch: null } as never);
+    const head = encodeCallHead({
+      op: "write",
+      root: [""],
+      path: ["planted.txt"],
+      length: 7,
+      contentType: "x",
+      ifMatch: null,
+      ifNoneMatch: null,
+    } as never);
     await send(target, "POST", "/write", headers, Buffer.concat([head, Buffer.from("planted")]));
   }
   return leaks;
@@ -62,7 +104,13 @@ async function attack(target: ListeningSocket, canary: { file: string; text: str
 async function plantedFiles(vault: TestVault, plantedDir: string): Promise<string[]> {
   const found: string[] = [];
   for (const p of [path.join(vault.diskRoot, "planted.txt"), plantedDir]) {
-    if (await stat(p).then(() => true, () => false)) found.push(p);
+    if (
+      await stat(p).then(
+        () => true,
+        () => false,
+      )
+    )
+      found.push(p);
   }
   return found;
 }
@@ -112,7 +160,13 @@ describe.each([
 
   it("serves nothing of Miniflare's own on the public port", async () => {
     // The entry worker in front of ours has routes of its own; all but a secret-gated proxy reach the vault's 404.
-    for (const p of ["/cdn-cgi/platform-proxy", "/cdn-cgi/explorer", "/cdn-cgi/handler/scheduled", "/cdn-cgi/handler/email", "/cdn-cgi/mf/reload"]) {
+    for (const p of [
+      "/cdn-cgi/platform-proxy",
+      "/cdn-cgi/explorer",
+      "/cdn-cgi/handler/scheduled",
+      "/cdn-cgi/handler/email",
+      "/cdn-cgi/mf/reload",
+    ]) {
       for (const headers of [{}, { "MF-Op": "GET" }, { "MF-Route-Override": "x" }] as Record<string, string>[]) {
         const res = await fetch(`${vault.url}${p}`, { method: "POST", headers, body: "{}" });
         expect(res.status, `${p} ${JSON.stringify(headers)}`).toBeGreaterThanOrEqual(400);

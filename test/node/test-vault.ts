@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
@@ -60,22 +60,26 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   }
 
   const launch = async () => {
-    child = spawn(process.execPath, [...NODE_ARGS, path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve", ...(options.args ?? [])], {
-      cwd: base,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        CAPVAULT_STATE: state,
-        CAPVAULT_DISK_ROOT: diskRoot,
-        CLOUDFLARE_CF_FETCH_ENABLED: "false",
-        // The workers project's config sets one for its own pool; the launcher reads its token from the state folder.
-        CAPVAULT_ADMIN_TOKEN: "",
-        ...options.env,
+    child = spawn(
+      process.execPath,
+      [...NODE_ARGS, path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve", ...(options.args ?? [])],
+      {
+        cwd: base,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          CAPVAULT_STATE: state,
+          CAPVAULT_DISK_ROOT: diskRoot,
+          CLOUDFLARE_CF_FETCH_ENABLED: "false",
+          // The workers project's config sets one for its own pool; the launcher reads its token from the state folder.
+          CAPVAULT_ADMIN_TOKEN: "",
+          ...options.env,
+        },
       },
-    });
+    );
     const started = log.length;
     // A launcher that fails to start must not outlive the test: its whole group goes.
     const killGroup = () => {

@@ -57,7 +57,10 @@ describe("audit", () => {
     const sub = await child(fs, { path: "x", rights: ["read"] });
     await sub.write("f", "x");
     await sub.read("/etc/shadow");
-    expect((await trail(sub.token)).map((e) => `${e.op} ${e.outcome}`)).toEqual(["read absolute_path", "write forbidden"]);
+    expect((await trail(sub.token)).map((e) => `${e.op} ${e.outcome}`)).toEqual([
+      "read absolute_path",
+      "write forbidden",
+    ]);
   });
 
   it("refusals never push what was done out of the trail: they are kept apart", async () => {
@@ -74,12 +77,17 @@ describe("audit", () => {
       }),
     );
     const entries = await trail(fs.token);
-    expect(entries.filter((e) => e.outcome === "ok").map((e) => `${e.op} ${e.path}`)).toEqual(["delete secret.md", "write secret.md"]);
+    expect(entries.filter((e) => e.outcome === "ok").map((e) => `${e.op} ${e.path}`)).toEqual([
+      "delete secret.md",
+      "write secret.md",
+    ]);
     expect(entries.filter((e) => e.outcome !== "ok").length).toBe(KEEP_REFUSED);
     expect(entries[0]!.path).toBe("../flood/1199");
     // Every kept line fits in one answer.
     expect((await call("GET", `/object/${fs.token}/audit?limit=${KEEP_DONE + KEEP_REFUSED}`)).status).toBe(200);
-    expect(await errorCode(await call("GET", `/object/${fs.token}/audit?limit=${KEEP_DONE + KEEP_REFUSED + 1}`))).toBe("bad_request");
+    expect(await errorCode(await call("GET", `/object/${fs.token}/audit?limit=${KEEP_DONE + KEEP_REFUSED + 1}`))).toBe(
+      "bad_request",
+    );
   }, 120_000);
 
   it("aggregates an identical refusal into one line with a count, moved up to its latest time", async () => {
@@ -101,10 +109,16 @@ describe("audit", () => {
     await runInDurableObject(await capObject(fs.token), (_i, state) => {
       state.storage.sql.exec(`CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT,
         at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT)`);
-      state.storage.sql.exec("INSERT INTO audit (at, op, path, outcome, child) VALUES (?, 'write', 'old.md', 'ok', NULL)", Date.now());
+      state.storage.sql.exec(
+        "INSERT INTO audit (at, op, path, outcome, child) VALUES (?, 'write', 'old.md', 'ok', NULL)",
+        Date.now(),
+      );
     });
     expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual(["write old.md 1"]);
     await fs.write("new.md", "x");
-    expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual(["write new.md 1", "write old.md 1"]);
+    expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual([
+      "write new.md 1",
+      "write old.md 1",
+    ]);
   }, 60_000);
 });

@@ -30,13 +30,23 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const stat = await lister.stat("secrets/pin.txt");
     expect(stat.status).toBe(200);
     const statText = await stat.text();
-    expect(JSON.parse(statText)).toEqual({ type: "file", size: 4, modified: expect.any(String), contentType: expect.any(String) });
+    expect(JSON.parse(statText)).toEqual({
+      type: "file",
+      size: 4,
+      modified: expect.any(String),
+      contentType: expect.any(String),
+    });
     expect(statText).not.toContain(hash);
 
-    for (const [c, path] of [[lister, "secrets"], [narrower, ""]] as const) {
+    for (const [c, path] of [
+      [lister, "secrets"],
+      [narrower, ""],
+    ] as const) {
       const list = await c.list(path);
       const listText = await list.text();
-      expect(JSON.parse(listText).entries).toEqual([{ name: "pin.txt", type: "file", size: 4, modified: expect.any(String) }]);
+      expect(JSON.parse(listText).entries).toEqual([
+        { name: "pin.txt", type: "file", size: 4, modified: expect.any(String) },
+      ]);
       expect(listText).not.toContain(hash);
     }
     // Paging through a cursor goes the same way.
@@ -52,13 +62,20 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const lister = await child(root, { path: "", rights: ["list"] });
     const mcp = await call("POST", `/object/${lister.token}/mcp`, {
       headers: { accept: "application/json, text/event-stream" },
-      json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_file_info", arguments: { path: "secrets/pin.txt" } } },
+      json: {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "get_file_info", arguments: { path: "secrets/pin.txt" } },
+      },
     });
     const mcpText = await mcp.text();
     expect(mcpText).toContain("size: 4");
     expect(mcpText).not.toContain("etag");
     expect(mcpText).not.toContain(hash);
-    const memory = await call("POST", `/object/${lister.token}/memory`, { json: { command: "view", path: "/memories" } });
+    const memory = await call("POST", `/object/${lister.token}/memory`, {
+      json: { command: "view", path: "/memories" },
+    });
     const memoryText = await memory.text();
     expect(memoryText).toContain("pin.txt");
     expect(memoryText).not.toContain(hash);
@@ -77,7 +94,9 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     // A reader-writer may still write on a condition.
     const editor = await child(root, { path: "", rights: ["read", "write"] });
     expect((await editor.write("secrets/pin.txt", "9999", { "if-match": `"${hash}"` })).status).toBe(200);
-    expect(await errorCode(await editor.write("secrets/pin.txt", "0000", { "if-match": `"${hash}"` }))).toBe("precondition_failed");
+    expect(await errorCode(await editor.write("secrets/pin.txt", "0000", { "if-match": `"${hash}"` }))).toBe(
+      "precondition_failed",
+    );
   });
 
   it("a write-only cap cannot test guesses with If-Match or If-None-Match", async () => {
@@ -85,7 +104,13 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const writer = await child(root, { path: "", rights: ["write"] });
     const wrong = await md5Hex("0000");
     // Right guess or wrong guess, the answer is the same refusal, and nothing is written.
-    const probes: [string, string][] = [["if-match", `"${hash}"`], ["if-match", `"${wrong}"`], ["if-none-match", `"${hash}"`], ["if-none-match", `"${wrong}"`], ["if-match", `*, "${hash}"`]];
+    const probes: [string, string][] = [
+      ["if-match", `"${hash}"`],
+      ["if-match", `"${wrong}"`],
+      ["if-none-match", `"${hash}"`],
+      ["if-none-match", `"${wrong}"`],
+      ["if-match", `*, "${hash}"`],
+    ];
     for (const probe of probes) {
       const res = await writer.write("secrets/pin.txt", PIN, [probe]);
       expect(res.status).toBe(403);
@@ -93,7 +118,9 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     }
     expect(await (await root.stat("secrets/pin.txt")).json()).toMatchObject({ etag: hash });
     // Conditions on existence alone reveal no more than a plain write's 201 or 200.
-    expect(await errorCode(await writer.write("secrets/pin.txt", "x", { "if-none-match": "*" }))).toBe("precondition_failed");
+    expect(await errorCode(await writer.write("secrets/pin.txt", "x", { "if-none-match": "*" }))).toBe(
+      "precondition_failed",
+    );
     expect((await writer.write("secrets/new.txt", "x", { "if-none-match": "*" })).status).toBe(201);
     expect((await writer.write("secrets/new.txt", "y", { "if-match": "*" })).status).toBe(200);
     // The write's own answer carries the etag of the bytes the writer sent: nothing it did not know.

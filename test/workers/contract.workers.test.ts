@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { RootRegistry } from "../../durable-objects/root-registry.ts";
 import { describe, expect, it } from "vitest";
+import { RootRegistry } from "../../durable-objects/root-registry.ts";
 import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 let counter = 0;
@@ -161,10 +161,21 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const fs = await fresh();
       for (const p of ["b.txt", "a/1", "a/2", "a/sub/3", "c/x", "B", "😀", "é"]) await fs.write(p, p);
       const body = (await (await fs.list("")).json()) as { entries: { name: string; type: string }[]; cursor: null };
-      expect(body.entries.map((e) => `${e.type}:${e.name}`)).toEqual(["file:B", "dir:a", "file:b.txt", "dir:c", "file:é", "file:😀"]);
+      expect(body.entries.map((e) => `${e.type}:${e.name}`)).toEqual([
+        "file:B",
+        "dir:a",
+        "file:b.txt",
+        "dir:c",
+        "file:é",
+        "file:😀",
+      ]);
       expect(body.cursor).toBeNull();
       const inner = (await (await fs.list("a")).json()) as { entries: { name: string; type: string; size?: number }[] };
-      expect(inner.entries).toMatchObject([{ name: "1", type: "file", size: 3 }, { name: "2", type: "file" }, { name: "sub", type: "dir" }]);
+      expect(inner.entries).toMatchObject([
+        { name: "1", type: "file", size: 3 },
+        { name: "2", type: "file" },
+        { name: "sub", type: "dir" },
+      ]);
       expect(await errorCode(await fs.list("missing"))).toBe("not_found");
     });
 
@@ -182,7 +193,9 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
         }
       } else {
         for (let i = 0; i < names.length; i += 40) {
-          const statuses = await Promise.all(names.slice(i, i + 40).map(async (n) => (await fs.write(`many/${n}`, "x")).status));
+          const statuses = await Promise.all(
+            names.slice(i, i + 40).map(async (n) => (await fs.write(`many/${n}`, "x")).status),
+          );
           expect(statuses.filter((s) => s !== 201)).toEqual([]);
         }
       }
@@ -265,8 +278,12 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
         { path: "x", label: "a\nb" },
         [],
       ];
-      for (const json of bodies) expect(await errorCode(await fs.subdir(json as Record<string, unknown>))).toBe("bad_request");
-      const bad = await call("POST", `/object/${fs.token}/subdir`, { body: "{nope", headers: { "content-type": "application/json" } });
+      for (const json of bodies)
+        expect(await errorCode(await fs.subdir(json as Record<string, unknown>))).toBe("bad_request");
+      const bad = await call("POST", `/object/${fs.token}/subdir`, {
+        body: "{nope",
+        headers: { "content-type": "application/json" },
+      });
       expect(await errorCode(bad)).toBe("bad_request");
       expect(((await (await fs.children()).json()) as { children: unknown[] }).children).toEqual([]);
     });
@@ -325,7 +342,9 @@ describe("query decoding", () => {
     expect(await errorCode(await get("path=a%ED%A0%80b"))).toBe("invalid_path");
     expect(await errorCode(await get("path=x&path=../y"))).toBe("bad_request");
     expect(await (await get("path=%25FF")).text()).toBe("literal");
-    expect(await errorCode(await call("PUT", `/object/${fs.token}/file?path=%C0%AE%C0%AE/x`, { body: "x" }))).toBe("invalid_path");
+    expect(await errorCode(await call("PUT", `/object/${fs.token}/file?path=%C0%AE%C0%AE/x`, { body: "x" }))).toBe(
+      "invalid_path",
+    );
   });
 });
 
@@ -341,15 +360,22 @@ describe("admin", () => {
   it("lists roots with their prefix and revokes by id", async () => {
     const minted = await mintRoot("admin-listing/", { label: "listing", rights: ["read", "list"] });
     const list = await call("GET", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` } });
-    const { roots } = (await list.json()) as { roots: { id: string; prefix: string; rights: string[]; backend: string }[] };
-    expect(roots.find((r) => r.id === minted.id)).toMatchObject({ prefix: "admin-listing/", rights: ["read", "list"], backend: "r2" });
+    const { roots } = (await list.json()) as {
+      roots: { id: string; prefix: string; rights: string[]; backend: string }[];
+    };
+    expect(roots.find((r) => r.id === minted.id)).toMatchObject({
+      prefix: "admin-listing/",
+      rights: ["read", "list"],
+      backend: "r2",
+    });
     const revoke = await call("DELETE", `/admin/roots/${minted.id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(revoke.status).toBe(204);
     expect(await errorCode(await cap(minted.token).info())).toBe("no_such_cap");
   });
 
   it("refuses bad roots: unknown backend, bad prefix, disk where no disk host runs", async () => {
-    const mint = (json: unknown) => call("POST", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` }, json });
+    const mint = (json: unknown) =>
+      call("POST", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` }, json });
     expect(await errorCode(await mint({ backend: "s3", prefix: "x" }))).toBe("bad_request");
     expect(await errorCode(await mint({ backend: "r2", prefix: "../x" }))).toBe("path_escapes");
     expect(await errorCode(await mint({ backend: "r2", prefix: "x", extra: 1 }))).toBe("bad_request");
@@ -361,7 +387,9 @@ describe("admin", () => {
         "https://vault.test",
       ),
     );
-    expect(refused).toEqual({ ok: false, error: { code: "bad_request", message: "the disk backend is not configured on this deployment" } });
+    expect(refused).toEqual({
+      ok: false,
+      error: { code: "bad_request", message: "the disk backend is not configured on this deployment" },
+    });
   });
 });
-

@@ -45,7 +45,9 @@ describe("R2 adapter under races", () => {
 
   it("a conditional write whose file changed after it was judged stores nothing", async () => {
     const first = await env.BUCKET.put("races/write/f", "v1");
-    const storage = new R2Storage(bucketWithRacer("races/write/f", () => env.BUCKET.put("races/write/f", "someone else")));
+    const storage = new R2Storage(
+      bucketWithRacer("races/write/f", () => env.BUCKET.put("races/write/f", "someone else")),
+    );
     const body = new Response("mine").body!;
     const result = await storage.write(["races/write/"], rel("f"), body, {
       length: 4,

@@ -14,9 +14,20 @@ const rel = (text: string): RelPath => {
   return parsed.value;
 };
 
-const limits = (over: Partial<UploadLimits>): UploadLimits => ({ idleMs: 300, minTotalMs: 300, minBytesPerSecond: 1_000_000, maxConcurrent: 64, ...over });
+const limits = (over: Partial<UploadLimits>): UploadLimits => ({
+  idleMs: 300,
+  minTotalMs: 300,
+  minBytesPerSecond: 1_000_000,
+  maxConcurrent: 64,
+  ...over,
+});
 
-function stalledBody(): { body: ReadableStream<Uint8Array>; fail(): void; cancelled: () => boolean; pulled: Promise<void> } {
+function stalledBody(): {
+  body: ReadableStream<Uint8Array>;
+  fail(): void;
+  cancelled: () => boolean;
+  pulled: Promise<void>;
+} {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let sent = false;
   let cancelled = false;
@@ -39,13 +50,17 @@ function stalledBody(): { body: ReadableStream<Uint8Array>; fail(): void; cancel
   return { body, fail: () => controller.error(new Error("client gone")), cancelled: () => cancelled, pulled };
 }
 
-const code = (r: { ok: boolean; error?: { code: string; message: string } }) => (r.ok ? "ok" : `${r.error!.code}: ${r.error!.message}`);
+const code = (r: { ok: boolean; error?: { code: string; message: string } }) =>
+  r.ok ? "ok" : `${r.error!.code}: ${r.error!.message}`;
 
 describe("R2 uploads that are too slow", () => {
   it("a stalled body times out, stores nothing, and is cancelled", async () => {
     const storage = new R2Storage(env.BUCKET, limits({ idleMs: 300, minTotalMs: 60_000 }));
     const stalled = stalledBody();
-    const result = await storage.write(["slow/"], rel("stalled.txt"), stalled.body, { length: 100, contentType: "text/plain" });
+    const result = await storage.write(["slow/"], rel("stalled.txt"), stalled.body, {
+      length: 100,
+      contentType: "text/plain",
+    });
     expect(code(result)).toBe(`bad_request: ${TOO_SLOW}`);
     expect(stalled.cancelled()).toBe(true);
     expect(await env.BUCKET.head("slow/stalled.txt")).toBeNull();
@@ -61,7 +76,10 @@ describe("R2 uploads that are too slow", () => {
         else c.close();
       },
     });
-    const result = await storage.write(["slow/"], rel("trickle.txt"), body, { length: 1000, contentType: "text/plain" });
+    const result = await storage.write(["slow/"], rel("trickle.txt"), body, {
+      length: 1000,
+      contentType: "text/plain",
+    });
     expect(code(result)).toBe(`bad_request: ${TOO_SLOW}`);
     expect(await env.BUCKET.head("slow/trickle.txt")).toBeNull();
   });
@@ -69,14 +87,22 @@ describe("R2 uploads that are too slow", () => {
   it("past the bound on uploads at once, a write is refused with unavailable until one ends", async () => {
     const storage = new R2Storage(env.BUCKET, limits({ idleMs: 600_000, minTotalMs: 600_000, maxConcurrent: 2 }));
     const stalled = [stalledBody(), stalledBody()];
-    const writes = stalled.map((s, i) => storage.write(["slow/"], rel(`held-${i}`), s.body, { length: 10, contentType: "text/plain" }));
+    const writes = stalled.map((s, i) =>
+      storage.write(["slow/"], rel(`held-${i}`), s.body, { length: 10, contentType: "text/plain" }),
+    );
     // A body is pulled only once its write passed its checks and took a slot.
     await Promise.all(stalled.map((s) => s.pulled));
-    const refused = await storage.write(["slow/"], rel("refused.txt"), new Response("hello").body!, { length: 5, contentType: "text/plain" });
+    const refused = await storage.write(["slow/"], rel("refused.txt"), new Response("hello").body!, {
+      length: 5,
+      contentType: "text/plain",
+    });
     expect(code(refused)).toBe(`unavailable: ${TOO_MANY_UPLOADS}`);
     for (const s of stalled) s.fail();
     expect((await Promise.all(writes)).map((r) => r.ok)).toEqual([false, false]);
-    const taken = await storage.write(["slow/"], rel("taken.txt"), new Response("hello").body!, { length: 5, contentType: "text/plain" });
+    const taken = await storage.write(["slow/"], rel("taken.txt"), new Response("hello").body!, {
+      length: 5,
+      contentType: "text/plain",
+    });
     expect(code(taken)).toBe("ok");
     expect(await env.BUCKET.head("slow/held-0")).toBeNull();
   });

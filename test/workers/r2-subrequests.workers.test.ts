@@ -39,7 +39,10 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
   it("a write 400 folders deep makes at most the documented number of calls", async () => {
     const { bucket, calls } = countingBucket();
     const storage = new R2Storage(bucket);
-    const written = await storage.write(["subreq/w/"], rel(deep(400)), body("deep"), { length: 4, contentType: "text/plain" });
+    const written = await storage.write(["subreq/w/"], rel(deep(400)), body("deep"), {
+      length: 4,
+      contentType: "text/plain",
+    });
     expect(written.ok).toBe(true);
     expect(calls()).toBeLessThanOrEqual(ANCESTOR_CALLS_MAX + 3);
     expect(calls()).toBeLessThan(FREE_PLAN_SUBREQUESTS);
@@ -75,7 +78,8 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
     // 1,001 files, so R2's first page of 1,000 is cut at a name with 100 dashes (each a place a folder could hide).
     const dashes = "-".repeat(100);
     const names = Array.from({ length: 1001 }, (_, i) => `b${dashes}${String(i).padStart(4, "0")}`);
-    for (let i = 0; i < names.length; i += 50) await Promise.all(names.slice(i, i + 50).map((name) => env.BUCKET.put(`subreq/l/${name}`, "x")));
+    for (let i = 0; i < names.length; i += 50)
+      await Promise.all(names.slice(i, i + 50).map((name) => env.BUCKET.put(`subreq/l/${name}`, "x")));
     // Folders whose names are prefixes of that last name, which R2 lists only after it.
     const folders = ["b", `b${"-".repeat(3)}`, `b${"-".repeat(40)}`];
     for (const folder of folders) await env.BUCKET.put(`subreq/l/${folder}/inner`, "x");

@@ -39,7 +39,11 @@ const routes = (c: ReturnType<typeof cap>, childId = "abc") => {
     () => call("GET", `${base}/file?path=a&path=b`),
     () => call("GET", `${base}/audit`),
     () => call("POST", `${base}/memory`, { json: { command: "view", path: "/memories" } }),
-    () => call("POST", `${base}/mcp`, { json: { jsonrpc: "2.0", id: 1, method: "tools/list" }, headers: { accept: "application/json, text/event-stream" } }),
+    () =>
+      call("POST", `${base}/mcp`, {
+        json: { jsonrpc: "2.0", id: 1, method: "tools/list" },
+        headers: { accept: "application/json, text/event-stream" },
+      }),
   ];
 };
 
@@ -48,7 +52,10 @@ const capture = async (c: ReturnType<typeof cap>, childId?: string) =>
   Promise.all(
     routes(c, childId).map(async (r) => {
       const res = await r();
-      const headers = [...res.headers].filter(([n]) => n !== "date").sort().join("\n");
+      const headers = [...res.headers]
+        .filter(([n]) => n !== "date")
+        .sort()
+        .join("\n");
       return `${res.status}\n${headers}\n${await res.text()}`;
     }),
   );
@@ -71,7 +78,7 @@ async function tree(prefix: string) {
     for (let j = 0; j < 3; j++) {
       const b = await child(a, { path: `e${j}` });
       const leaves = [];
-      for (let k = 0; k < 3; k++) leaves.push(await child(b, { path: "" , rights: ["read", "list"] }));
+      for (let k = 0; k < 3; k++) leaves.push(await child(b, { path: "", rights: ["read", "list"] }));
       kids.push({ cap: b, kids: leaves });
     }
     level1.push({ cap: a, kids });
@@ -113,7 +120,9 @@ describe("revocation", () => {
       expect(await errorCode(res)).toBe("no_such_cap");
     }
     // The parent forgot it; files are untouched.
-    const { children } = (await (await root.children()).json()) as { children: { id: string; label: string; path: string }[] };
+    const { children } = (await (await root.children()).json()) as {
+      children: { id: string; label: string; path: string }[];
+    };
     expect(children.map((c) => c.label)).toEqual(["a0", "a2"]);
     expect(children[0]!.path).toBe("d0");
     expect(await (await root.read("keep/file.txt")).text()).toBe("survives revocation");
@@ -167,10 +176,19 @@ describe("revocation", () => {
     const root = cap((await mintRoot("revoke/forged/")).token);
     const before = (await listDurableObjectIds(env.CAPS)).map(String).sort();
     // Made up, tampered with, and of the shape tokens had before they carried a MAC.
-    const makers = [() => forgedToken(), () => flipLast(root.token), () => base32(crypto.getRandomValues(new Uint8Array(20)))];
+    const makers = [
+      () => forgedToken(),
+      () => flipLast(root.token),
+      () => base32(crypto.getRandomValues(new Uint8Array(20))),
+    ];
     for (let i = 0; i < 12; i++) {
       const forged = cap(makers[i % makers.length]!());
-      for (const res of [await forged.info(), await forged.write("f", "x"), await forged.subdir({ path: "" }), await forged.revoke()]) {
+      for (const res of [
+        await forged.info(),
+        await forged.write("f", "x"),
+        await forged.subdir({ path: "" }),
+        await forged.revoke(),
+      ]) {
         expect(await errorCode(res)).toBe("no_such_cap");
       }
     }
@@ -193,7 +211,9 @@ describe("revocation", () => {
     expect(await (await root.read("kid/f")).text()).toBe("kept");
     expect(await errorCode(await root.read("kid/g"))).toBe("not_found");
     // No alarm ran: the refusals came from the clock, not from cleared state.
-    const keys = await runInDurableObject(await capObject(kid.token), async (_i, state) => [...(await state.storage.list()).keys()]);
+    const keys = await runInDurableObject(await capObject(kid.token), async (_i, state) => [
+      ...(await state.storage.list()).keys(),
+    ]);
     expect(keys).toContain("cap");
   }, 60_000);
 
@@ -274,10 +294,14 @@ describe("durable state holds no tokens", () => {
     const dumps: string[] = [];
     for (const id of await listDurableObjectIds(env.CAPS)) {
       const stub = env.CAPS.get(id);
-      dumps.push(await runInDurableObject(stub, async (_i, state) => JSON.stringify([...(await state.storage.list())])));
+      dumps.push(
+        await runInDurableObject(stub, async (_i, state) => JSON.stringify([...(await state.storage.list())])),
+      );
     }
     const registry = env.ROOTS.get(env.ROOTS.idFromName("registry"));
-    dumps.push(await runInDurableObject(registry, async (_i, state) => JSON.stringify([...(await state.storage.list())])));
+    dumps.push(
+      await runInDurableObject(registry, async (_i, state) => JSON.stringify([...(await state.storage.list())])),
+    );
     const all = dumps.join("\n");
     expect(all).toContain("visible label");
     for (const token of tokens) expect(all).not.toContain(token);

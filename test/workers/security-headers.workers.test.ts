@@ -16,7 +16,9 @@ function expectGuarded(res: Response, what: string): void {
 describe("security headers", () => {
   it("are on files, JSON answers, refusals and unknown routes alike", async () => {
     const root = cap((await mintRoot("headers/")).token);
-    expect((await root.write("page.html", "<script>alert(1)</script>", { "content-type": "text/html" })).status).toBe(201);
+    expect((await root.write("page.html", "<script>alert(1)</script>", { "content-type": "text/html" })).status).toBe(
+      201,
+    );
     const file = await root.read("page.html");
     expectGuarded(file, "an HTML file");
     expect(file.headers.get("cache-control")).toMatch(/no-transform/);

@@ -39,7 +39,10 @@ export async function uploadsRunning(token: string, count = 1): Promise<void> {
   const stub = await capObject(token);
   await vi.waitFor(
     async () => {
-      const running = await runInDurableObject(stub, (instance) => (instance as unknown as { running: Set<unknown> }).running.size);
+      const running = await runInDurableObject(
+        stub,
+        (instance) => (instance as unknown as { running: Set<unknown> }).running.size,
+      );
       if (running < count) throw new Error(`${running} of ${count} uploads running`);
     },
     { timeout: 30_000, interval: 20 },

@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { parseGrantRequest } from "../../shared/grant-request.ts";
-import { MAX_TTL_SECONDS } from "../../shared/grant-request.ts";
+import { MAX_TTL_SECONDS, parseGrantRequest } from "../../shared/grant-request.ts";
 import { RIGHTS } from "../../shared/rights.ts";
-import { DIR_PATH_HELP, has, type CapTool } from "./cap-tool.ts";
+import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
 import { errorResult, textResult } from "./tool-result.ts";
 
 export const createSubdirCapTool: CapTool = {
@@ -16,13 +15,21 @@ export const createSubdirCapTool: CapTool = {
           "Mint a new capability for a directory of this one, to delegate to a sub-agent: it reaches only that directory, with at most this capability's rights and expiry. Returns JSON {url, id, rights, expiresAt}; the url is the secret to hand over (an MCP server at url + \"/mcp\"). Paths are relative to this capability's root.",
         inputSchema: {
           path: z.string().default("").describe(`${DIR_PATH_HELP} "" keeps the same root with fewer rights.`),
-          rights: z.array(z.enum(RIGHTS)).optional().describe("Rights for the new capability (default: all of this one's)."),
+          rights: z
+            .array(z.enum(RIGHTS))
+            .optional()
+            .describe("Rights for the new capability (default: all of this one's)."),
           ttlSeconds: z.number().int().min(1).max(MAX_TTL_SECONDS).optional().describe("Lifetime in seconds."),
           label: z.string().max(256).optional().describe("A name to recognise it by in listings."),
         },
       },
       async ({ path, rights, ttlSeconds, label }) => {
-        const request = parseGrantRequest({ path, rights: rights ?? null, ttlSeconds: ttlSeconds ?? null, label: label ?? null });
+        const request = parseGrantRequest({
+          path,
+          rights: rights ?? null,
+          ttlSeconds: ttlSeconds ?? null,
+          label: label ?? null,
+        });
         if (!request.ok) return errorResult(request.error);
         const minted = await cap.mintChild(request.value, origin);
         if (!minted.ok) return errorResult(minted.error);

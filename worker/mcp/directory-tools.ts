@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { walkTree, type TreeEntry } from "../../memory-tool/memory-tree.ts";
-import { DIR_PATH_HELP, has, type CapTool } from "./cap-tool.ts";
+import { type TreeEntry, walkTree } from "../../memory-tool/memory-tree.ts";
+import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
 import { errorResult, textResult } from "./tool-result.ts";
 
 /** Bounds that keep one call to a few dozen listings and a result a model can read. */
@@ -57,7 +57,9 @@ export const directoryTreeTool: CapTool = {
         const tree = await walkTree(files, path, { maxEntries: TREE_MAX_ENTRIES, skipHidden: false, maxDepth });
         if (!tree.ok) return errorResult(tree.error);
         const text = JSON.stringify(nest(tree.value.entries), null, 2);
-        return tree.value.complete ? textResult(text) : textResult(`${text}\n(stopped after ${TREE_MAX_ENTRIES} entries)`);
+        return tree.value.complete
+          ? textResult(text)
+          : textResult(`${text}\n(stopped after ${TREE_MAX_ENTRIES} entries)`);
       },
     );
   },

@@ -13,7 +13,10 @@ import { fail, ok } from "../../shared/result.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
 
 /** One file in memory; `interfere(n)` runs before the n-th write, like another writer getting in first. */
-function racingFile(initial: string, interfere: (n: number, set: (text: string) => void) => void): { files: TextFiles; text: () => string } {
+function racingFile(
+  initial: string,
+  interfere: (n: number, set: (text: string) => void) => void,
+): { files: TextFiles; text: () => string } {
   let text = initial;
   let version = 1;
   let writes = 0;
@@ -38,13 +41,19 @@ function racingFile(initial: string, interfere: (n: number, set: (text: string) 
 }
 
 async function editFile(files: TextFiles, edits: { oldText: string; newText: string }[]) {
-  const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, ["read", "write"]);
+  const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, [
+    "read",
+    "write",
+  ]);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "t", version: "1" });
   await client.connect(clientSide);
   try {
-    return (await client.callTool({ name: "edit_file", arguments: { path: "f.md", edits } })) as { content: { text: string }[]; isError?: boolean };
+    return (await client.callTool({ name: "edit_file", arguments: { path: "f.md", edits } })) as {
+      content: { text: string }[];
+      isError?: boolean;
+    };
   } finally {
     await client.close();
     await server.close();
@@ -65,7 +74,10 @@ describe("edit_file with another writer in between", () => {
   it("refuses with precondition_failed when the file keeps changing, keeping the other writer's content", async () => {
     const file = racingFile("v0\n", (n, set) => set(`v${n + 1}\n`));
     const result = await editFile(file.files, [{ oldText: "v", newText: "w" }]);
-    expect(result).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^precondition_failed: /) }] });
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringMatching(/^precondition_failed: /) }],
+    });
     expect(file.text()).toBe("v3\n");
   });
 });

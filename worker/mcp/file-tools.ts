@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
+import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { failure } from "../../shared/result.ts";
-import { has, PATH_HELP, type CapTool } from "./cap-tool.ts";
+import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { applyEdits, MAX_EDITS } from "./text-edits.ts";
 import { errorResult, textResult } from "./tool-result.ts";
 import { unifiedDiff } from "./unified-diff.ts";
@@ -35,7 +35,10 @@ export const writeFileTool: CapTool = {
       {
         description:
           "Create a text file, or replace it entirely, in this capability. Folders need no creating. Paths are relative to the capability's root.",
-        inputSchema: { path: z.string().describe(PATH_HELP), content: z.string().describe("The whole new content (UTF-8).") },
+        inputSchema: {
+          path: z.string().describe(PATH_HELP),
+          content: z.string().describe("The whole new content (UTF-8)."),
+        },
         annotations: { destructiveHint: true, idempotentHint: true },
       },
       async ({ path, content }) => {
@@ -53,12 +56,16 @@ export const editFileTool: CapTool = {
     server.registerTool(
       "edit_file",
       {
-        description:
-          `Make exact-text replacements in a text file of this capability and return a git-style diff. Each oldText must appear exactly once (after the edits before it); if any edit does not apply, nothing is written. At most ${MAX_EDITS} edits per call. The write only lands if the file did not change since it was read. Paths are relative to the capability's root.`,
+        description: `Make exact-text replacements in a text file of this capability and return a git-style diff. Each oldText must appear exactly once (after the edits before it); if any edit does not apply, nothing is written. At most ${MAX_EDITS} edits per call. The write only lands if the file did not change since it was read. Paths are relative to the capability's root.`,
         inputSchema: {
           path: z.string().describe(PATH_HELP),
           edits: z
-            .array(z.object({ oldText: z.string().describe("Text to find, exactly."), newText: z.string().describe("Text to put in its place.") }))
+            .array(
+              z.object({
+                oldText: z.string().describe("Text to find, exactly."),
+                newText: z.string().describe("Text to put in its place."),
+              }),
+            )
             .min(1),
           dryRun: z.boolean().default(false).describe("Return the diff without writing."),
         },
@@ -77,7 +84,9 @@ export const editFileTool: CapTool = {
           if (written.ok) return textResult(diff);
           if (written.error.code !== "precondition_failed") return errorResult(written.error);
         }
-        return errorResult(failure("precondition_failed", "the file kept changing while it was being edited; nothing was written"));
+        return errorResult(
+          failure("precondition_failed", "the file kept changing while it was being edited; nothing was written"),
+        );
       },
     );
   },
@@ -100,7 +109,15 @@ export const getFileInfoTool: CapTool = {
         if (!stat.ok) return errorResult(stat.error);
         const s = stat.value;
         if (s.type === "dir") return textResult("type: directory");
-        return textResult([`type: file`, `size: ${s.size}`, `modified: ${s.modified}`, ...(s.etag === undefined ? [] : [`etag: ${s.etag}`]), `contentType: ${s.contentType}`].join("\n"));
+        return textResult(
+          [
+            `type: file`,
+            `size: ${s.size}`,
+            `modified: ${s.modified}`,
+            ...(s.etag === undefined ? [] : [`etag: ${s.etag}`]),
+            `contentType: ${s.contentType}`,
+          ].join("\n"),
+        );
       },
     );
   },
@@ -113,7 +130,8 @@ export const deleteFileTool: CapTool = {
     server.registerTool(
       "delete_file",
       {
-        description: "Delete one file of this capability (a folder disappears with its last file). Paths are relative to the capability's root.",
+        description:
+          "Delete one file of this capability (a folder disappears with its last file). Paths are relative to the capability's root.",
         inputSchema: { path: z.string().describe(PATH_HELP) },
         annotations: { destructiveHint: true },
       },

@@ -46,7 +46,8 @@ function myers(a: Int32Array, b: Int32Array): Op[] | null {
   for (let d = 0; d <= reach && found < 0; d++) {
     trace.push(v.slice(offset - d - 1, offset + d + 2));
     for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
+      let x =
+        k === -d || (k !== d && v[offset + k - 1]! < v[offset + k + 1]!) ? v[offset + k + 1]! : v[offset + k - 1]! + 1;
       let y = x - k;
       const from = x;
       while (x < n && y < m && a[x] === b[y]) {

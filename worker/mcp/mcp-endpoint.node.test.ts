@@ -56,7 +56,10 @@ interface ToolText {
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<ToolText> {
-  const result = (await client.callTool({ name, arguments: args })) as { content: { type: string; text?: string }[]; isError?: boolean };
+  const result = (await client.callTool({ name, arguments: args })) as {
+    content: { type: string; text?: string }[];
+    isError?: boolean;
+  };
   const text = result.content.map((c) => c.text ?? "").join("\n");
   seen.push(text);
   return { text, isError: result.isError === true };
@@ -89,13 +92,22 @@ describe("tools offered follow the cap's rights", () => {
   });
 
   it.each<[Right[], string[]]>([
-    [["read", "list"], ["read_file", "list_directory", "directory_tree", "get_file_info"]],
+    [
+      ["read", "list"],
+      ["read_file", "list_directory", "directory_tree", "get_file_info"],
+    ],
     [["read"], ["read_file", "get_file_info"]],
     [["list"], ["list_directory", "directory_tree", "get_file_info"]],
     [["write"], ["write_file"]],
-    [["read", "write"], ["read_file", "write_file", "edit_file", "get_file_info"]],
+    [
+      ["read", "write"],
+      ["read_file", "write_file", "edit_file", "get_file_info"],
+    ],
     [["delete"], ["delete_file"]],
-    [["write", "delete"], ["write_file", "delete_file", "move_file"]],
+    [
+      ["write", "delete"],
+      ["write_file", "delete_file", "move_file"],
+    ],
     [["subdir"], ["create_subdir_cap"]],
   ])("rights %j → %j", async (rights, expected) => {
     const sub = await fs.subdir({ path: "", rights });
@@ -118,10 +130,14 @@ describe("each tool on a full cap", () => {
   });
 
   it("write_file, read_file, get_file_info", async () => {
-    expect(await ok(client, "write_file", { path: "notes/a.md", content: "line1\nline2\nline3\n" })).toBe("Successfully wrote to notes/a.md");
+    expect(await ok(client, "write_file", { path: "notes/a.md", content: "line1\nline2\nline3\n" })).toBe(
+      "Successfully wrote to notes/a.md",
+    );
     expect(await ok(client, "read_file", { path: "notes/a.md" })).toBe("line1\nline2\nline3\n");
     const info = await ok(client, "get_file_info", { path: "notes/a.md" });
-    expect(info).toMatch(/^type: file\nsize: 18\nmodified: \d{4}-\d\d-\d\dT[\d:.]+Z\netag: [0-9a-f]{32}\ncontentType: text\/plain; charset=utf-8$/);
+    expect(info).toMatch(
+      /^type: file\nsize: 18\nmodified: \d{4}-\d\d-\d\dT[\d:.]+Z\netag: [0-9a-f]{32}\ncontentType: text\/plain; charset=utf-8$/,
+    );
     expect(await ok(client, "get_file_info", { path: "notes" })).toBe("type: directory");
     expect(await ok(client, "get_file_info", {})).toBe("type: directory");
   });
@@ -148,8 +164,14 @@ describe("each tool on a full cap", () => {
     expect(await ok(client, "edit_file", { path: "notes/a.md", edits })).toBe(diff);
     expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
 
-    const ambiguous = await call(client, "edit_file", { path: "notes/a.md", edits: [{ oldText: "line", newText: "x" }] });
-    expect(ambiguous).toEqual({ isError: true, text: "bad_request: edit 1: oldText appears more than once; include more surrounding text to make it unique" });
+    const ambiguous = await call(client, "edit_file", {
+      path: "notes/a.md",
+      edits: [{ oldText: "line", newText: "x" }],
+    });
+    expect(ambiguous).toEqual({
+      isError: true,
+      text: "bad_request: edit 1: oldText appears more than once; include more surrounding text to make it unique",
+    });
     const partly = await call(client, "edit_file", {
       path: "notes/a.md",
       edits: [
@@ -157,9 +179,15 @@ describe("each tool on a full cap", () => {
         { oldText: "absent", newText: "x" },
       ],
     });
-    expect(partly).toEqual({ isError: true, text: "bad_request: edit 2: oldText does not appear verbatim in the file" });
+    expect(partly).toEqual({
+      isError: true,
+      text: "bad_request: edit 2: oldText does not appear verbatim in the file",
+    });
     expect(await fs.readText("notes/a.md")).toBe("line1\nLINE2\nline3\n");
-    expect(await call(client, "edit_file", { path: "notes/none.md", edits })).toEqual({ isError: true, text: "not_found: nothing at that path" });
+    expect(await call(client, "edit_file", { path: "notes/none.md", edits })).toEqual({
+      isError: true,
+      text: "not_found: nothing at that path",
+    });
   });
 
   it("list_directory and directory_tree", async () => {
@@ -177,23 +205,41 @@ describe("each tool on a full cap", () => {
   });
 
   it("move_file and delete_file", async () => {
-    expect(await ok(client, "move_file", { source: "top.md", destination: "moved/top.md" })).toBe("Successfully moved top.md to moved/top.md");
+    expect(await ok(client, "move_file", { source: "top.md", destination: "moved/top.md" })).toBe(
+      "Successfully moved top.md to moved/top.md",
+    );
     expect(await fs.readText("moved/top.md")).toBe("t");
     await fs.write("other.md", "o");
-    expect(await call(client, "move_file", { source: "other.md", destination: "moved/top.md" })).toMatchObject({ isError: true, text: expect.stringMatching(/^conflict: /) });
+    expect(await call(client, "move_file", { source: "other.md", destination: "moved/top.md" })).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^conflict: /),
+    });
     expect(await fs.readText("other.md")).toBe("o");
     expect(await ok(client, "delete_file", { path: "moved/top.md" })).toBe("Successfully deleted moved/top.md");
     await expect(fs.stat("moved/top.md")).rejects.toMatchObject({ code: "not_found" });
   });
 
   it("create_subdir_cap hands out a working cap with no more rights, scoped to the folder", async () => {
-    const minted = JSON.parse(await ok(client, "create_subdir_cap", { path: "notes", rights: ["read", "list"], label: "sub-agent" }));
-    expect(minted).toEqual({ url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/), id: expect.any(String), rights: ["read", "list"], expiresAt: null });
+    const minted = JSON.parse(
+      await ok(client, "create_subdir_cap", { path: "notes", rights: ["read", "list"], label: "sub-agent" }),
+    );
+    expect(minted).toEqual({
+      url: expect.stringMatching(/\/object\/[a-z2-7]{48}$/),
+      id: expect.any(String),
+      rights: ["read", "list"],
+      expiresAt: null,
+    });
     const child = await connect(minted.url);
     expect(await toolNames(child)).toEqual(["read_file", "list_directory", "directory_tree", "get_file_info"]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
-    expect(await call(child, "read_file", { path: "../top.md" })).toEqual({ isError: true, text: "path_escapes: path escapes" });
-    expect(await call(child, "read_file", { path: "../other.md" })).toEqual({ isError: true, text: "path_escapes: path escapes" });
+    expect(await call(child, "read_file", { path: "../top.md" })).toEqual({
+      isError: true,
+      text: "path_escapes: path escapes",
+    });
+    expect(await call(child, "read_file", { path: "../other.md" })).toEqual({
+      isError: true,
+      text: "path_escapes: path escapes",
+    });
 
     // The grandchild can only narrow further.
     const ttl = JSON.parse(await ok(client, "create_subdir_cap", { path: "notes", rights: ["read"], ttlSeconds: 60 }));
@@ -235,7 +281,11 @@ describe("hostile paths come back as tool errors carrying the wire code", () => 
 async function postMcp(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }> {
   const response = await fetch(`${capUrl}/mcp`, {
     method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+    },
     body: JSON.stringify(body),
   });
   const text = await response.text();
@@ -244,11 +294,18 @@ async function postMcp(capUrl: string, body: unknown): Promise<{ status: number;
   return { status: response.status, json: JSON.parse(text) };
 }
 
-const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
 
 /** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
 function batchTexts(json: unknown): string[] {
-  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted((a, b) => a.id - b.id);
+  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted(
+    (a, b) => a.id - b.id,
+  );
   return answers.map((a) => `${a.result.isError ? "!" : ""}${a.result.content[0]!.text}`);
 }
 
@@ -261,7 +318,10 @@ describe("bounded work per request", () => {
   it("edit_file next to a 150 KB backtick run fences the diff with one backtick more", async () => {
     const run = "`".repeat(150_000);
     await fs.write("hostile/ticks.md", `${run}\nend\n`);
-    const diff = await ok(client, "edit_file", { path: "hostile/ticks.md", edits: [{ oldText: "end", newText: "END" }] });
+    const diff = await ok(client, "edit_file", {
+      path: "hostile/ticks.md",
+      edits: [{ oldText: "end", newText: "END" }],
+    });
     const fence = `${run}\``;
     expect(diff.startsWith(`${fence}diff\n`)).toBe(true);
     expect(diff.endsWith(`\n ${run}\n-end\n+END\n${fence}\n\n`)).toBe(true);
@@ -283,21 +343,31 @@ describe("bounded work per request", () => {
     const batch = Array.from({ length: 100 }, (_, id) => toolCall(id, "directory_tree", { path: "", maxDepth: 10 }));
     expect(await postMcp(fs.url, batch)).toEqual({
       status: 400,
-      json: { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: a batch holds at most 20 messages" } },
+      json: {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "Invalid Request: a batch holds at most 20 messages" },
+      },
     });
   });
 
   it("answers a batch of 20 directory_tree calls until the request's 6,000 listed entries are spent, then refuses", async () => {
     // Placed straight into the disk root's real folder: 600 uploads would take longer than the test.
     await mkdir(path.join(vault.diskRoot, "wide"));
-    for (let i = 0; i < 600; i++) await writeFile(path.join(vault.diskRoot, "wide", `f${String(i).padStart(3, "0")}.md`), "x");
-    const { status, json } = await postMcp(vault.diskCapUrl, Array.from({ length: 20 }, (_, id) => toolCall(id, "directory_tree", { path: "wide" })));
+    for (let i = 0; i < 600; i++)
+      await writeFile(path.join(vault.diskRoot, "wide", `f${String(i).padStart(3, "0")}.md`), "x");
+    const { status, json } = await postMcp(
+      vault.diskCapUrl,
+      Array.from({ length: 20 }, (_, id) => toolCall(id, "directory_tree", { path: "wide" })),
+    );
     expect(status).toBe(200);
     const texts = batchTexts(json);
     // Each call lists 600 entries and costs 601: nine fit in 6,000.
     for (const text of texts.slice(0, 9)) expect(JSON.parse(text)).toHaveLength(600);
     for (const text of texts.slice(9)) {
-      expect(text).toBe("!bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request");
+      expect(text).toBe(
+        "!bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request",
+      );
     }
     // The next request has a budget of its own.
     const next = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "wide" }));
@@ -320,11 +390,16 @@ describe("bounded work per request", () => {
   it("answers a batch of 20 read_file calls until the request's 16 Mi characters read are spent, then refuses", async () => {
     const big = "r".repeat(1.5 * 1024 * 1024);
     await fs.write("hostile/big.txt", big);
-    const { json } = await postMcp(fs.url, Array.from({ length: 20 }, (_, id) => toolCall(id, "read_file", { path: "hostile/big.txt" })));
+    const { json } = await postMcp(
+      fs.url,
+      Array.from({ length: 20 }, (_, id) => toolCall(id, "read_file", { path: "hostile/big.txt" })),
+    );
     const texts = batchTexts(json);
     for (const text of texts.slice(0, 10)) expect(text === big).toBe(true);
     for (const text of texts.slice(10)) {
-      expect(text).toBe("!bad_request: this request has used its budget of 16777216 characters read; send further calls in a new request");
+      expect(text).toBe(
+        "!bad_request: this request has used its budget of 16777216 characters read; send further calls in a new request",
+      );
     }
   });
 });

@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
+import { type AppEnv, liveCap, publicOrigin } from "../cap-stub.ts";
 import { capStubTextFiles } from "../cap-stub-text-files.ts";
-import { liveCap, publicOrigin, type AppEnv } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
@@ -23,17 +23,23 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   const live = await liveCap(c, c.req.param("token"));
   if (!live.ok) return errorResponse(live.error);
   const { cap, info } = live.value;
-  if (c.req.method !== "POST") return jsonRpcError(405, -32000, "Method not allowed: this stateless server only answers POST.", { Allow: "POST" });
+  if (c.req.method !== "POST")
+    return jsonRpcError(405, -32000, "Method not allowed: this stateless server only answers POST.", { Allow: "POST" });
   // The body is read here, not by the transport, to refuse an oversized batch before any of it runs.
   const body = await readJsonBody(c.req.raw, MAX_MCP_BODY_BYTES);
   if (!body.ok) {
-    return body.error.code === "too_large" ? jsonRpcError(413, -32000, body.error.message) : jsonRpcError(400, -32700, `Parse error: ${body.error.message}`);
+    return body.error.code === "too_large"
+      ? jsonRpcError(413, -32000, body.error.message)
+      : jsonRpcError(400, -32700, `Parse error: ${body.error.message}`);
   }
   if (Array.isArray(body.value) && body.value.length > MAX_BATCH_MESSAGES) {
     return jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
   }
   const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   let answer: Response;
   try {

@@ -4,8 +4,15 @@ import type { Right } from "../../shared/rights.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
+import {
+  deleteFileTool,
+  editFileTool,
+  getFileInfoTool,
+  moveFileTool,
+  readFileTool,
+  writeFileTool,
+} from "./file-tools.ts";
 import { budgetedFiles, RequestBudget } from "./request-budget.ts";
-import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, readFileTool, writeFileTool } from "./file-tools.ts";
 
 /** Every tool, in the order clients list them. */
 export const CAP_TOOLS: readonly CapTool[] = [
@@ -60,7 +67,8 @@ type Register = (name: string, config: unknown, callback: (...args: unknown[]) =
 function oneCallAtATime(server: McpServer, budget: RequestBudget): McpServer {
   const register = server.registerTool.bind(server) as unknown as Register;
   const serial = Object.create(server) as McpServer;
-  const wrapped: Register = (name, config, callback) => register(name, config, (...args) => budget.serial(async () => callback(...args)));
+  const wrapped: Register = (name, config, callback) =>
+    register(name, config, (...args) => budget.serial(async () => callback(...args)));
   (serial as unknown as { registerTool: Register }).registerTool = wrapped;
   return serial;
 }

@@ -58,7 +58,10 @@ export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFile
     ...files,
     async list(path, maxEntries) {
       if (budget.listings >= REQUEST_MAX_LISTINGS) {
-        return spent(`${REQUEST_MAX_LISTINGS} directory listings`, "list a subdirectory or fewer levels, or send further calls in a new request");
+        return spent(
+          `${REQUEST_MAX_LISTINGS} directory listings`,
+          "list a subdirectory or fewer levels, or send further calls in a new request",
+        );
       }
       const left = REQUEST_MAX_LISTED - budget.listed - 1;
       if (left <= 0) return spent(`${REQUEST_MAX_LISTED} listed entries`);
@@ -75,7 +78,10 @@ export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFile
       if (left <= 0) return spent(`${REQUEST_MAX_READ_CHARS} characters read`);
       // UTF-8 takes at least a byte per character, so a file within `left` bytes fits the budget.
       const file = await files.readText(path, Math.min(maxBytes, left));
-      if (!file.ok) return file.error.code === "too_large" && left < maxBytes ? spent(`${REQUEST_MAX_READ_CHARS} characters read`) : file;
+      if (!file.ok)
+        return file.error.code === "too_large" && left < maxBytes
+          ? spent(`${REQUEST_MAX_READ_CHARS} characters read`)
+          : file;
       budget.read += file.value.text.length;
       return file;
     },

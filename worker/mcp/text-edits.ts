@@ -27,7 +27,8 @@ export const MAX_EDIT_SEARCH_CHARS = 16 * 1024 * 1024;
  * applyEdits("a b c", [{ oldText: "b", newText: "B" }]) // ok("a B c")
  */
 export function applyEdits(content: string, edits: readonly TextEdit[]): Result<string> {
-  if (edits.length > MAX_EDITS) return fail("bad_request", `at most ${MAX_EDITS} edits per call; split them over several calls`);
+  if (edits.length > MAX_EDITS)
+    return fail("bad_request", `at most ${MAX_EDITS} edits per call; split them over several calls`);
   let text = content;
   let searched = 0;
   for (const [index, edit] of edits.entries()) {
@@ -35,13 +36,19 @@ export function applyEdits(content: string, edits: readonly TextEdit[]): Result<
     if (edit.oldText === "") return fail("bad_request", `${label}: oldText is empty`);
     searched += text.length;
     if (searched > MAX_EDIT_SEARCH_CHARS) {
-      return fail("bad_request", `${label}: these edits search more than ${MAX_EDIT_SEARCH_CHARS} characters in all (edits × file length); split them over several calls`);
+      return fail(
+        "bad_request",
+        `${label}: these edits search more than ${MAX_EDIT_SEARCH_CHARS} characters in all (edits × file length); split them over several calls`,
+      );
     }
     // Two matches, overlapping ones included, answer "once?"; a second one may start inside the first.
     const [at, again] = firstMatches(text, edit.oldText, 2);
     if (at === undefined) return fail("bad_request", `${label}: oldText does not appear verbatim in the file`);
     if (again !== undefined) {
-      return fail("bad_request", `${label}: oldText appears more than once; include more surrounding text to make it unique`);
+      return fail(
+        "bad_request",
+        `${label}: oldText appears more than once; include more surrounding text to make it unique`,
+      );
     }
     // Slicing, not String.replace: a `$&` in newText must stay literal.
     text = text.slice(0, at) + edit.newText + text.slice(at + edit.oldText.length);

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { fenced } from "./file-tools.ts";
 import { MAX_DIFF_LINES, unifiedDiff } from "./unified-diff.ts";
 
-const HEAD = "Index: f.md\n===================================================================\n--- f.md\toriginal\n+++ f.md\tmodified\n";
+const HEAD =
+  "Index: f.md\n===================================================================\n--- f.md\toriginal\n+++ f.md\tmodified\n";
 const lines = (n: number, changed: number[] = []) =>
   Array.from({ length: n }, (_, i) => (changed.includes(i) ? `LINE ${i}` : `line ${i}`)).join("\n") + "\n";
 
@@ -66,7 +67,8 @@ describe("unifiedDiff: jsdiff createTwoFilesPatch format (outputs checked agains
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    const text = () => Array.from({ length: Math.floor(random() * 40) }, () => "abcde"[Math.floor(random() * 5)]).join("\n") + "\n";
+    const text = () =>
+      Array.from({ length: Math.floor(random() * 40) }, () => "abcde"[Math.floor(random() * 5)]).join("\n") + "\n";
     for (let i = 0; i < 300; i++) {
       const [before, after] = [text(), text()];
       expect(apply(before, unifiedDiff("f.md", before, after))).toBe(after);
@@ -75,25 +77,36 @@ describe("unifiedDiff: jsdiff createTwoFilesPatch format (outputs checked agains
 });
 
 /** Every line of a newline-terminated text as a removed or added diff line. */
-const block = (op: string, text: string) => text.slice(0, -1).split("\n").map((l) => `${op}${l}\n`).join("");
+const block = (op: string, text: string) =>
+  text
+    .slice(0, -1)
+    .split("\n")
+    .map((l) => `${op}${l}\n`)
+    .join("");
 
 describe("unifiedDiff: bounded work on hostile input", () => {
   it("shows a differing middle of more than MAX_DIFF_LINES lines as one replaced block; unchanged lines around it do not count", () => {
     const n = MAX_DIFF_LINES;
     const before = lines(n);
     const after = lines(n, [0, n - 1]);
-    expect(unifiedDiff("f.md", before, after)).toBe(`${HEAD}@@ -1,${n} +1,${n} @@\n${block("-", before)}${block("+", after)}`);
+    expect(unifiedDiff("f.md", before, after)).toBe(
+      `${HEAD}@@ -1,${n} +1,${n} @@\n${block("-", before)}${block("+", after)}`,
+    );
     // One change after 2 Mi lines: one small hunk, numbered right.
     const newlines = "\n".repeat(2 * 1024 * 1024);
     const at = 2 * 1024 * 1024 + 1;
-    expect(unifiedDiff("f.md", `${newlines}x\n`, `${newlines}y\n`)).toBe(`${HEAD}@@ -${at - 4},5 +${at - 4},5 @@\n \n \n \n \n-x\n+y\n`);
+    expect(unifiedDiff("f.md", `${newlines}x\n`, `${newlines}y\n`)).toBe(
+      `${HEAD}@@ -${at - 4},5 +${at - 4},5 @@\n \n \n \n \n-x\n+y\n`,
+    );
   });
 
   it("rewrites 100,000 lines as one block (the old diff overflowed the stack spreading the hunk)", () => {
     const n = 100_000;
     const before = lines(n);
     const after = before.replaceAll("line", "LINE");
-    expect(unifiedDiff("f.md", before, after)).toBe(`${HEAD}@@ -1,${n} +1,${n} @@\n${block("-", before)}${block("+", after)}`);
+    expect(unifiedDiff("f.md", before, after)).toBe(
+      `${HEAD}@@ -1,${n} +1,${n} @@\n${block("-", before)}${block("+", after)}`,
+    );
   });
 
   it("fences a diff holding a 1 MiB backtick run in one pass", { timeout: 20_000 }, () => {

@@ -42,7 +42,15 @@ export function unifiedDiff(path: string, before: string, after: string): string
   const midB = after.slice(headEnd, tailB);
   const ops = splitLineCount(midA) + splitLineCount(midB) <= MAX_DIFF_LINES + 2 ? middleOps(midA, midB) : null;
   if (ops === null) return head + replacedBlock(firstLine, above, midA, midB, below);
-  return head + hunks(firstLine, [...above, ...ops.a, ...below], [...above, ...ops.b, ...below], [...above.map((): Op => " "), ...ops.ops, ...below.map((): Op => " ")]);
+  return (
+    head +
+    hunks(
+      firstLine,
+      [...above, ...ops.a, ...below],
+      [...above, ...ops.b, ...below],
+      [...above.map((): Op => " "), ...ops.ops, ...below.map((): Op => " ")],
+    )
+  );
 }
 
 /** Lines of the middle and their edit script, or null when the line diff gives up. */
@@ -151,11 +159,23 @@ function hunkHeader(oldAt: number, oldLines: number, newAt: number, newLines: nu
 }
 
 /** The whole middle as removed then added, in one hunk: a correct patch for any size, in native string work. */
-function replacedBlock(firstLine: number, above: readonly string[], midA: string, midB: string, below: readonly string[]): string {
+function replacedBlock(
+  firstLine: number,
+  above: readonly string[],
+  midA: string,
+  midB: string,
+  below: readonly string[],
+): string {
   const kept = (lines: readonly string[]) => lines.map((line) => bodyLine(" ", line)).join("");
   const oldLines = above.length + lineCount(midA) + below.length;
   const newLines = above.length + lineCount(midB) + below.length;
-  return hunkHeader(firstLine, oldLines, firstLine, newLines) + kept(above) + block("-", midA) + block("+", midB) + kept(below);
+  return (
+    hunkHeader(firstLine, oldLines, firstLine, newLines) +
+    kept(above) +
+    block("-", midA) +
+    block("+", midB) +
+    kept(below)
+  );
 }
 
 /** Every line of `text` prefixed with `op`, without splitting it into an array. */
