@@ -12,7 +12,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminClient } from "../client/admin-client.ts";
 import type { FsCap } from "../client/fs-cap.ts";
-import { PROJECT_ROOT, startTestVault, type TestVault } from "../test/node/test-vault.ts";
+import { PROJECT_ROOT } from "../launcher/build-worker.ts";
+import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 
@@ -231,7 +232,7 @@ describe("commands against the vault", () => {
     expect((await runInProcess(["info"], { env: env() })).code).toBe(0);
   });
 
-  it("the seed vector through the CLI", async () => {
+  it("the hermes-fs-as-cap test vector through the CLI", async () => {
     await root.write("skills/hermes-fs-as-cap/SKILL.md", "skill");
     const sub = (await runInProcess(["share", "skills"], { env: env() })).out.trim();
     expect((await runInProcess(["cat", sub, "hermes-fs-as-cap/SKILL.md"])).out).toBe("skill");

@@ -1,4 +1,4 @@
-import type { CapInfo, ChildCap, FsCap, ListEntry, Stat, WriteResult } from "../client/index.ts";
+import type { CapInfo, ChildView, FsCap, ListEntry, Stat, WriteResult } from "../client/index.ts";
 import { terminalSafe as safe } from "./terminal-safe.ts";
 
 /**
@@ -75,7 +75,7 @@ export function formatWrite(path: string, result: WriteResult): string {
 }
 
 /** A table of children; empty → a sentence, so a blank screen never means "broken". */
-export function formatChildren(children: ChildCap[]): string {
+export function formatChildren(children: ChildView[]): string {
   if (children.length === 0) return "no child caps\n";
   const rows = children.map((c) => [
     safe(c.id),

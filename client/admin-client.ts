@@ -1,7 +1,8 @@
+import type { MintedCap, RootList, RootView } from "../shared/wire-types.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
 import { capFromMinted, type FsCap, revokeResult } from "./fs-cap.ts";
-import type { ClientOptions, FetchLike, MintedCap, MintRootOptions, RevokeResult, RootRecord } from "./types.ts";
+import type { ClientOptions, FetchLike, MintRootOptions, RevokeResult } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
 
 /**
@@ -57,14 +58,14 @@ export class AdminClient {
    * @example
    * for (const root of await admin.listRoots()) console.log(root.id, root.backend, root.prefix);
    */
-  async listRoots(): Promise<RootRecord[]> {
+  async listRoots(): Promise<RootView[]> {
     const response = await this.#http.send({
       method: "GET",
       url: `${this.#mount}/admin/roots`,
       headers: this.#auth(),
       expect: [200],
     });
-    const body = await this.#http.json<{ roots: RootRecord[] }>(response);
+    const body = await this.#http.json<RootList>(response);
     return body.roots;
   }
 

@@ -1,6 +1,6 @@
 /**
- * The SDK against the real launcher (Miniflare): every method, the seed's
- * hostile paths arriving at the server as typed CapErrors, pagination, and
+ * The SDK against the real launcher (Miniflare): every method, the hostile
+ * paths of the hermes-fs-as-cap test vector arriving at the server as typed CapErrors, pagination, and
  * the cap token never appearing in an error.
  */
 import { createHash } from "node:crypto";
@@ -42,7 +42,7 @@ afterAll(async () => {
   await vault?.stop();
 });
 
-describe("the seed's test vector", () => {
+describe("the hermes-fs-as-cap test vector", () => {
   it("hostile paths reach the server and come back as typed CapErrors", async () => {
     await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill\n");
     await fs.write("skills/other-skill/SKILL.md", "# other\n");

@@ -1,27 +1,29 @@
+import type { Right } from "../shared/rights.ts";
+import type {
+  CapInfo,
+  ChildPage,
+  ChildView,
+  ListEntry,
+  ListPage,
+  MintedCap,
+  Stat,
+  WriteResult,
+} from "../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseCapUrl } from "./cap-url.ts";
 import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
 import type {
-  CapInfo,
-  ChildCap,
-  ChildPage,
   ClientOptions,
   FetchLike,
-  ListEntry,
-  ListPage,
   ListPageOptions,
-  MintedCap,
   MoveOptions,
   ReadOptions,
   ReadStreamResult,
   RevokeResult,
-  Right,
-  Stat,
   SubdirOptions,
   WriteData,
   WriteOptions,
-  WriteResult,
 } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
 import { prepareWriteBody } from "./write-body.ts";
@@ -297,8 +299,8 @@ export class FsCap {
    * @example
    * for (const child of await fs.children()) console.log(child.id, child.path, child.rights);
    */
-  async children(options: { limit?: number } = {}): Promise<ChildCap[]> {
-    const all: ChildCap[] = [];
+  async children(options: { limit?: number } = {}): Promise<ChildView[]> {
+    const all: ChildView[] = [];
     let cursor: string | null = null;
     do {
       const page: ChildPage = await this.childrenPage({ cursor, limit: options.limit });

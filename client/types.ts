@@ -1,17 +1,11 @@
 /**
- * The shapes the vault answers with, as the SDK hands them to callers.
- * They mirror the HTTP contract (issue 2) field for field, except where noted.
+ * The SDK's own types: options it takes and what it reads from response
+ * headers. The JSON shapes the vault answers with are in shared/wire-types.ts;
+ * client/index.ts exports both.
  */
 import type { ErrorCode } from "../shared/error-codes.ts";
 import type { Right } from "../shared/rights.ts";
-import type { Backend, ChildView, ListEntry, RootView } from "../shared/wire-types.ts";
-
-export type { Backend, CapInfo, DirStat, FileStat, ListEntry, MintedCap, Stat } from "../shared/wire-types.ts";
-export type { ErrorCode, Right };
-/** A child as its parent sees it (`GET /children`). */
-export type ChildCap = ChildView;
-/** A root cap as the admin sees it: unlike caps, this shows backend and prefix. */
-export type RootRecord = RootView;
+import type { Backend } from "../shared/wire-types.ts";
 
 /**
  * A wire error code. Known codes autocomplete; an unknown code from a newer
@@ -25,18 +19,6 @@ export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>
 export interface ClientOptions {
   /** Replaces `globalThis.fetch`, e.g. a Worker service binding's `fetch` or a test double. */
   fetch?: FetchLike;
-}
-
-export interface ListPage {
-  entries: ListEntry[];
-  /** Pass back as `cursor` for the next page; `null` on the last page. */
-  cursor: string | null;
-}
-
-export interface ChildPage {
-  children: ChildCap[];
-  /** Pass back as `cursor` for the next page; `null` on the last page. */
-  cursor: string | null;
 }
 
 export interface ListPageOptions {
@@ -88,14 +70,6 @@ export interface WriteOptions {
   /** Exact byte length; required for a `ReadableStream` body because the vault requires `Content-Length`. */
   length?: number;
   signal?: AbortSignal;
-}
-
-export interface WriteResult {
-  /** `true` when the file did not exist before (HTTP 201), `false` when it was replaced (HTTP 200). */
-  created: boolean;
-  size: number;
-  /** Hex MD5, unquoted. */
-  etag: string;
 }
 
 export interface MoveOptions {

@@ -2,7 +2,7 @@ import { CapError } from "./cap-error.ts";
 import type { FetchLike } from "./types.ts";
 
 /** One HTTP exchange with the vault, described without any URL string the caller could get wrong. */
-export interface VaultRequest {
+export interface TransportRequest {
   method: "GET" | "PUT" | "POST" | "DELETE";
   /** Absolute URL without query. Contains the cap token, so it is never put in a message. */
   url: string;
@@ -41,7 +41,7 @@ export class VaultTransport {
     return out;
   }
 
-  async send(request: VaultRequest): Promise<Response> {
+  async send(request: TransportRequest): Promise<Response> {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.headers ?? {})) {
       if (value !== undefined) headers[name] = value;
@@ -98,7 +98,7 @@ export class VaultTransport {
   }
 }
 
-function withQuery(url: string, query: VaultRequest["query"]): string {
+function withQuery(url: string, query: TransportRequest["query"]): string {
   if (!query) return url;
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {

@@ -12,7 +12,7 @@ import type { BigIntStats } from "node:fs";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
+import type { WriteResult } from "../shared/wire-types.ts";
 import {
   paceDeadline,
   readWithin,
@@ -73,7 +73,7 @@ export async function writeFile(
   segments: string[],
   body: ReadableStream<Uint8Array>,
   request: WriteRequest,
-): Promise<Result<WriteOutcome>> {
+): Promise<Result<WriteResult>> {
   const reader = body.getReader();
   const bound = bodyBound(request.length, ctx.uploads);
   const placed =
@@ -256,7 +256,7 @@ async function commit(
   stat: BigIntStats,
   etag: string,
   request: WriteRequest,
-): Promise<Result<WriteOutcome>> {
+): Promise<Result<WriteResult>> {
   const dir = target.chain.top;
   let current: { file: FileHandle; stat: BigIntStats } | null = null;
   try {

@@ -1,5 +1,6 @@
 import { compareUtf8 } from "../shared/utf8-order.ts";
-import type { ListEntry, ListPage } from "../storage-adapters/storage-adapter.ts";
+import type { ListEntry } from "../shared/wire-types.ts";
+import type { StorageListPage } from "../storage-adapters/storage-adapter.ts";
 import { closeEnd, type DirChain, walk } from "./beneath.ts";
 import { addressableNames, holdsFile } from "./dir-visibility.ts";
 import type { HostContext } from "./host-context.ts";
@@ -18,7 +19,7 @@ export async function listPage(
   after: string | null,
   limit: number,
   atCapRoot: boolean,
-): Promise<ListPage> {
+): Promise<StorageListPage> {
   const names = (await addressableNames(chain.top, atCapRoot))
     .map((entry) => entry.name)
     .filter((name) => after === null || compareUtf8(name, after) > 0)

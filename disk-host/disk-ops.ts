@@ -8,7 +8,13 @@ import type { BigIntStats } from "node:fs";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
-import type { FileMeta, ListPage, ReadOptions, ReadOutcome, StatOutcome } from "../storage-adapters/storage-adapter.ts";
+import type { Stat } from "../shared/wire-types.ts";
+import type {
+  FileMeta,
+  ReadOutcome,
+  StorageListPage,
+  StorageReadOptions,
+} from "../storage-adapters/storage-adapter.ts";
 import {
   closeEnd,
   type DirChain,
@@ -36,7 +42,7 @@ export async function readFile(
   ctx: HostContext,
   levels: string[][],
   segments: string[],
-  options: ReadOptions,
+  options: StorageReadOptions,
 ): Promise<Result<ReadOutcome>> {
   if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
   return withRoot(ctx, levels, async (root) => {
@@ -61,7 +67,7 @@ export async function readFile(
   });
 }
 
-export async function statPath(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<StatOutcome>> {
+export async function statPath(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<Stat>> {
   return withRoot(ctx, levels, async (root) => {
     if (segments.length === 0) return ok({ type: "dir" });
     if (!root) return fail("not_found");
@@ -85,8 +91,8 @@ export async function listPath(
   levels: string[][],
   segments: string[],
   options: { after: string | null; limit: number },
-): Promise<Result<ListPage>> {
-  const empty: ListPage = { entries: [], next: null };
+): Promise<Result<StorageListPage>> {
+  const empty: StorageListPage = { entries: [], next: null };
   return withRoot(ctx, levels, async (root) => {
     if (!root) return segments.length === 0 || options.after !== null ? ok(empty) : fail("not_found");
     const end = await walk(root, userSteps(segments), { followFinal: true });

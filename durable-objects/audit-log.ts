@@ -1,19 +1,5 @@
 import type { Result } from "../shared/result.ts";
-
-/** One line of a cap's audit: what was asked through this cap and how it ended. Never a token. */
-export interface AuditEntry {
-  /** The latest occurrence. */
-  at: string;
-  op: string;
-  /** The path as the client sent it (cut to 256 characters), so refused attempts stay visible. */
-  path: string | null;
-  /** `ok`, or the wire error code. */
-  outcome: string;
-  /** The public id of a child this operation minted or revoked. */
-  child: string | null;
-  /** How many identical refusals this line stands for; 1 for everything else. */
-  count: number;
-}
+import type { AuditEntry } from "../shared/wire-types.ts";
 
 /** Successful operations kept: the history a holder audits. */
 export const KEEP_DONE = 1000;

@@ -4,31 +4,18 @@ import { childRoot, MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from
 import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
+import type { AuditTrail, CapInfo, ChildPage, ListPage, MintedCap, Stat, WriteResult } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type {
-  ListEntry,
-  ReadOptions,
-  ReadOutcome,
-  StatOutcome,
-  StorageAdapter,
-  WriteOutcome,
-} from "../storage-adapters/storage-adapter.ts";
+import type { ReadOutcome, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
-import { type AuditEntry, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
+import { AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
-import {
-  type CapInfo,
-  type CapRecord,
-  type CapRef,
-  type ChildRecord,
-  isoOrNull,
-  type MintedCap,
-  type Tombstone,
-} from "./cap-record.ts";
+import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
-import { type ChildPage, childPage } from "./child-page.ts";
+import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
 
 const RECORD = "cap";
@@ -41,7 +28,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Refusals worth an audit line even on read-only operations: someone tried to reach past the cap. */
 const AUDITED_REFUSALS = new Set(["forbidden", "path_escapes", "absolute_path", "invalid_path", "outside_root"]);
 
-export interface WriteRequest {
+/** A file write as the worker read it from the request's headers. */
+export interface WriteFileHeaders {
   /** The request's Content-Length; bodies of unknown length are refused before they get here. */
   length: number;
   contentType: string | null;
@@ -52,11 +40,6 @@ export interface WriteRequest {
 export interface RevokeOutcome {
   /** Descendants not yet reached; their revocation is finished by alarms. */
   pending: number;
-}
-
-export interface ListResult {
-  entries: ListEntry[];
-  cursor: string | null;
 }
 
 /**
@@ -150,11 +133,11 @@ export class CapObject extends DurableObject<CapEnv> {
 
   // ---- files -----------------------------------------------------------
 
-  async readFile(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
+  async readFile(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     return this.audited("read", rawPath, false, () => this.readUnaudited(rawPath, options));
   }
 
-  private async readUnaudited(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
+  private async readUnaudited(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     const access = await this.authorize(["read"], rawPath);
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -167,16 +150,16 @@ export class CapObject extends DurableObject<CapEnv> {
   async writeFile(
     rawPath: string | null,
     body: ReadableStream<Uint8Array>,
-    request: WriteRequest,
-  ): Promise<Result<WriteOutcome>> {
+    request: WriteFileHeaders,
+  ): Promise<Result<WriteResult>> {
     return this.audited("write", rawPath, true, () => this.writeUnaudited(rawPath, body, request));
   }
 
   private async writeUnaudited(
     rawPath: string | null,
     body: ReadableStream<Uint8Array>,
-    request: WriteRequest,
-  ): Promise<Result<WriteOutcome>> {
+    request: WriteFileHeaders,
+  ): Promise<Result<WriteResult>> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return refuseBody(body, access, request.length);
     const { cap, path, storage } = access.value;
@@ -208,7 +191,7 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  async statPath(rawPath: string | null): Promise<Result<StatOutcome>> {
+  async statPath(rawPath: string | null): Promise<Result<Stat>> {
     return this.audited("stat", rawPath, false, async () => {
       const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
       if (!access.ok) return access;
@@ -218,11 +201,7 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  async listDir(
-    rawPath: string | null,
-    rawCursor: string | null,
-    rawLimit: string | null,
-  ): Promise<Result<ListResult>> {
+  async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListPage>> {
     return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
   }
 
@@ -230,7 +209,7 @@ export class CapObject extends DurableObject<CapEnv> {
     rawPath: string | null,
     rawCursor: string | null,
     rawLimit: string | null,
-  ): Promise<Result<ListResult>> {
+  ): Promise<Result<ListPage>> {
     const access = await this.authorize(["list"], rawPath, { rootAllowed: true });
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
@@ -346,7 +325,7 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
-  async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
+  async auditTrail(rawLimit: string | null): Promise<Result<AuditTrail>> {
     if (!(await this.live())) return noSuchCap();
     // Every kept line fits in one answer.
     const limit = parseLimit(rawLimit, KEEP_DONE + KEEP_REFUSED);
@@ -497,11 +476,11 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   private capStub(key: string): DurableObjectStub<CapObject> {
-    return this.env.CAPS.get(this.env.CAPS.idFromName(key));
+    return capObjectStub(this.env, key);
   }
 
   private registry() {
-    return this.env.ROOTS.get(this.env.ROOTS.idFromName("registry"));
+    return rootRegistryStub(this.env);
   }
 
   private maxFileBytes(): number {

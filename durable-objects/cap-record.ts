@@ -2,8 +2,6 @@ import type { Right } from "../shared/rights.ts";
 import type { Backend } from "../shared/wire-types.ts";
 import type { Root } from "../storage-adapters/storage-adapter.ts";
 
-export type { Backend, CapInfo, MintedCap } from "../shared/wire-types.ts";
-
 /** A reference to another cap's object: its public id and the token digest that names its object. */
 export interface CapRef {
   id: string;

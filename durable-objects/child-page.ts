@@ -1,16 +1,10 @@
 import { ok, type Result } from "../shared/result.ts";
-import type { ChildView } from "../shared/wire-types.ts";
+import type { ChildPage, ChildView } from "../shared/wire-types.ts";
 import { type ChildRecord, isoOrNull } from "./cap-record.ts";
 import { CHILD, CHILD_AT, countChildren } from "./child-index.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 
 const READ_BATCH = 128;
-
-export interface ChildPage {
-  children: ChildView[];
-  /** Pass back as `cursor` for the next page; `null` on the last page. */
-  cursor: string | null;
-}
 
 /**
  * One page of a cap's live children in creation order. The cursor is the last

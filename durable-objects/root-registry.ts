@@ -4,15 +4,18 @@ import { childRoot, MAX_KEY_BYTES, parseRelPath, utf8Length } from "../shared/re
 import { fail, ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { RootView } from "../shared/wire-types.ts";
+import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
-import { type Backend, type CapRef, isoOrNull, type MintedCap } from "./cap-record.ts";
+import { type CapRef, isoOrNull } from "./cap-record.ts";
+import { capObjectStub } from "./object-stubs.ts";
 
-const ROOT = "root:";
+/** Key prefix of the registry's entries: `root:<id>`. */
+const ROOT_KEY_PREFIX = "root:";
 
-interface RootRecord extends CapRef {
+/** What the registry stores per root: the admin's view of it, and the digest that names its object. No token. */
+interface RegisteredRoot extends CapRef {
   label: string | null;
   backend: Backend;
   prefix: string;
@@ -51,7 +54,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
     if (!minted.ok) return minted;
     const token = minted.value;
     const { key, id } = await digestToken(token);
-    await this.ctx.storage.put(ROOT + id, {
+    await this.ctx.storage.put(ROOT_KEY_PREFIX + id, {
       id,
       key,
       label: request.label,
@@ -60,7 +63,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       rights,
       createdAt: now,
       expiresAt,
-    } satisfies RootRecord);
+    } satisfies RegisteredRoot);
     const made = await this.cap(key).init({
       id,
       key,
@@ -76,9 +79,9 @@ export class RootRegistry extends DurableObject<CapEnv> {
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
   }
 
-  async listRoots(): Promise<{ roots: RootView[] }> {
+  async listRoots(): Promise<RootList> {
     const now = Date.now();
-    const records = await this.ctx.storage.list<RootRecord>({ prefix: ROOT });
+    const records = await this.ctx.storage.list<RegisteredRoot>({ prefix: ROOT_KEY_PREFIX });
     const roots = [...records.values()]
       .filter((r) => r.expiresAt === null || r.expiresAt > now)
       .sort((a, b) => a.createdAt - b.createdAt)
@@ -95,23 +98,24 @@ export class RootRegistry extends DurableObject<CapEnv> {
   }
 
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
-    const record = typeof id === "string" ? await this.ctx.storage.get<RootRecord>(ROOT + id) : undefined;
+    const record =
+      typeof id === "string" ? await this.ctx.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + id) : undefined;
     if (!record) return fail("not_found", "no such root");
     // A DO RPC must answer with a Result, never reject: an unreachable root is a storage failure.
     const outcome = await this.cap(record.key)
       .revokeSubtree()
       .catch(() => fail<RevokeOutcome>("unavailable"));
     if (!outcome.ok) return outcome;
-    await this.ctx.storage.delete(ROOT + id);
+    await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return outcome;
   }
 
   async forgetRoot(id: string): Promise<null> {
-    await this.ctx.storage.delete(ROOT + id);
+    await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return null;
   }
 
   private cap(key: string): DurableObjectStub<CapObject> {
-    return this.env.CAPS.get(this.env.CAPS.idFromName(key));
+    return capObjectStub(this.env, key);
   }
 }

@@ -27,7 +27,7 @@ export interface Tree {
   complete: boolean;
 }
 
-export interface WalkOptions {
+export interface TreeWalkOptions {
   /** Stop after this many entries in all. */
   maxEntries: number;
   /** Skip names starting with `.` and everything beneath them. */
@@ -47,7 +47,7 @@ export interface WalkOptions {
  * @example
  * const tree = await walkTree(files, "notes", { maxEntries: 1000, skipHidden: true });
  */
-export async function walkTree(files: TextFiles, dir: string, options: WalkOptions): Promise<Result<Tree>> {
+export async function walkTree(files: TextFiles, dir: string, options: TreeWalkOptions): Promise<Result<Tree>> {
   const entries: TreeEntry[] = [];
   let complete = true;
   // Listing calls plus entries listed, skipped hidden ones included: a walk that fits maxEntries

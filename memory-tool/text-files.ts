@@ -1,5 +1,6 @@
 import { fail, ok, type Result } from "../shared/result.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
+import type { Stat, WriteResult } from "../shared/wire-types.ts";
 
 /**
  * The few cap operations the memory tool (and the MCP tools) need, as text.
@@ -18,8 +19,8 @@ export interface TextFiles {
   /** A whole file as UTF-8 text; `too_large` past `maxBytes`, `bad_request` when it is not UTF-8. */
   readText(path: string, maxBytes: number): Promise<Result<TextFile>>;
   /** Creates or replaces a file; with `ifMatch`, only while the file still has that etag (`precondition_failed`). */
-  writeText(path: string, text: string, options?: { ifMatch?: string }): Promise<Result<WrittenFile>>;
-  stat(path: string): Promise<Result<PathInfo>>;
+  writeText(path: string, text: string, options?: { ifMatch?: string }): Promise<Result<WriteResult>>;
+  stat(path: string): Promise<Result<Stat>>;
   /** Direct children in UTF-8 order, following cursors; at most `maxEntries` of them. */
   list(path: string, maxEntries: number): Promise<Result<Listing>>;
   /** Deletes one file. */
@@ -33,16 +34,6 @@ export interface TextFile {
   /** Unquoted hex MD5, for `ifMatch`. */
   etag: string;
 }
-
-export interface WrittenFile {
-  created: boolean;
-  size: number;
-  etag: string;
-}
-
-export type PathInfo =
-  | { type: "file"; size: number; etag?: string; modified: string; contentType: string }
-  | { type: "dir" };
 
 export interface DirEntry {
   name: string;

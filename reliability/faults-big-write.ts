@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
+import type { Backend } from "../shared/wire-types.ts";
 import type { Findings } from "./findings.ts";
 import { call, header } from "./http-call.ts";
 import { listNames } from "./vault-files.ts";
-import { type Backend, type Fixture, put } from "./vault-fixture.ts";
+import { type Fixture, put } from "./vault-fixture.ts";
 
 const CHUNK = 1024 * 1024;
 const OLD = "the old content of the big file, which must survive a torn overwrite\n";

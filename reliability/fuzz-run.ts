@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import type { Backend } from "../shared/wire-types.ts";
 import { type FindingKind, Findings } from "./findings.ts";
 import type { FuzzCase } from "./fuzz-case.ts";
 import { fuzzCase } from "./fuzz-requests.ts";
@@ -6,7 +7,7 @@ import { type FuzzTarget, fuzzTarget, send } from "./fuzz-target.ts";
 import { header } from "./http-call.ts";
 import { checkResponse } from "./response-checks.ts";
 import type { Row } from "./table.ts";
-import type { Backend, Fixture } from "./vault-fixture.ts";
+import type { Fixture } from "./vault-fixture.ts";
 import { vaultHealth } from "./vault-health.ts";
 
 const IN_FLIGHT = Number(process.env.RELIABILITY_FUZZ_IN_FLIGHT ?? 4);

@@ -1,7 +1,8 @@
+import type { Backend } from "../shared/wire-types.ts";
 import type { FuzzCase, TokenPick } from "./fuzz-case.ts";
 import { call, callFresh, type Observed } from "./http-call.ts";
 import { rawCall } from "./raw-http.ts";
-import { type Backend, type Fixture, subdir } from "./vault-fixture.ts";
+import { type Fixture, subdir } from "./vault-fixture.ts";
 
 /** The caps one backend's fuzz run sends its cases to, by role. */
 export interface FuzzTarget {

@@ -1,7 +1,7 @@
 import { startTestVault } from "../test/node/test-vault.ts";
 import { type HostileRow, hostileRequests } from "./hostile-requests.ts";
 
-/** The target: one hostile request delays a cheap request on another cap by at most this. */
+/** The bound we hold ourselves to: one hostile request delays a cheap request on another cap by at most this. */
 export const DELAY_TARGET_MS = 100;
 
 /**

@@ -1,7 +1,8 @@
 import { connect } from "node:net";
+import type { Backend } from "../shared/wire-types.ts";
 import { Findings } from "./findings.ts";
 import type { Row } from "./table.ts";
-import type { Backend, Fixture } from "./vault-fixture.ts";
+import type { Fixture } from "./vault-fixture.ts";
 
 const PAUSE_MS = 150;
 

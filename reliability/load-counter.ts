@@ -1,8 +1,9 @@
+import type { Backend } from "../shared/wire-types.ts";
 import { Findings } from "./findings.ts";
 import { header, text } from "./http-call.ts";
 import { forClients, LoadMeter } from "./load-meter.ts";
 import type { Row } from "./table.ts";
-import { type Backend, type Fixture, put } from "./vault-fixture.ts";
+import { type Fixture, put } from "./vault-fixture.ts";
 
 const MAX_SECONDS = 120;
 

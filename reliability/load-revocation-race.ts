@@ -1,9 +1,10 @@
+import type { Backend } from "../shared/wire-types.ts";
 import { Findings } from "./findings.ts";
 import { call, text } from "./http-call.ts";
 import { LoadMeter } from "./load-meter.ts";
 import type { Row } from "./table.ts";
 import { listNames } from "./vault-files.ts";
-import { type Backend, type Fixture, put, subdir } from "./vault-fixture.ts";
+import { type Fixture, put, subdir } from "./vault-fixture.ts";
 
 const BEFORE_MS = 400;
 const AFTER_REQUESTS = 10;

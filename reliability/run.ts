@@ -8,11 +8,12 @@
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
  *   RELIABILITY_CASE=<i>           with ONLY=fuzz: replay one fuzz case
  */
+
+import type { Backend } from "../shared/wire-types.ts";
 import { hostileTable, runHostile } from "./hostile-run.ts";
 import { scaleFromEnv } from "./scale.ts";
 import { type Part, runSuite } from "./suite.ts";
 import { failed, type Row, tableText } from "./table.ts";
-import type { Backend } from "./vault-fixture.ts";
 
 const scale = scaleFromEnv();
 const seed = process.env.RELIABILITY_SEED

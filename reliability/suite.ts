@@ -1,3 +1,4 @@
+import type { Backend } from "../shared/wire-types.ts";
 import { runFaults } from "./faults-run.ts";
 import { runFuzz } from "./fuzz-run.ts";
 import { runKeepAlive } from "./http-keepalive.ts";
@@ -6,7 +7,7 @@ import { runMixedLoad } from "./load-mixed.ts";
 import { runRevocationRace } from "./load-revocation-race.ts";
 import type { Scale } from "./scale.ts";
 import type { Row } from "./table.ts";
-import { BACKENDS, type Backend, type Fixture, openFixture } from "./vault-fixture.ts";
+import { BACKENDS, type Fixture, openFixture } from "./vault-fixture.ts";
 
 export type Part = "fuzz" | "load" | "faults";
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type { Backend } from "../shared/wire-types.ts";
 import { startTestVault, type TestVault, type TestVaultOptions } from "../test/node/test-vault.ts";
 import { call as callOnce, json, type Observed, text } from "./http-call.ts";
 
@@ -14,7 +15,6 @@ export async function call(url: string, init?: RequestInit): Promise<Observed> {
   return first.status === 0 && !(init?.body instanceof ReadableStream) ? callOnce(url, init) : first;
 }
 
-export type Backend = "r2" | "disk";
 export const BACKENDS: readonly Backend[] = ["r2", "disk"];
 
 /** A root minted for the run, with the prefix only the test knows. */

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import type { Backend } from "../shared/wire-types.ts";
 import { json, text } from "./http-call.ts";
-import { type Backend, call, type Fixture } from "./vault-fixture.ts";
+import { call, type Fixture } from "./vault-fixture.ts";
 
 /**
  * "The vault answers correctly afterwards": a fresh write, read back, listed,

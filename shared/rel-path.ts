@@ -41,7 +41,7 @@ const DRIVE_LETTER = /^[A-Za-z]:/;
  * parseRelPath("/etc/passwd")      // fail: absolute_path
  */
 export function parseRelPath(input: string | null | undefined): Result<RelPath> {
-  if (input === undefined || input === null || input === "") return ok(ROOT);
+  if (input === undefined || input === null || input === "") return ok(ROOT_PATH);
   if (typeof input !== "string") return fail("invalid_path");
   if (input.startsWith("/") || input.startsWith("\\") || input.startsWith("~") || DRIVE_LETTER.test(input)) {
     return fail("absolute_path");
@@ -65,7 +65,7 @@ export function parseRelPath(input: string | null | undefined): Result<RelPath> 
   return ok({ segments, text: segments.join("/") });
 }
 
-const ROOT: RelPath = Object.freeze({ segments: Object.freeze([]) as readonly string[], text: "" });
+const ROOT_PATH: RelPath = Object.freeze({ segments: Object.freeze([]) as readonly string[], text: "" });
 
 /**
  * Joins a cap's root (which ends in `/`, or is `""`) and a parsed path into a

@@ -1,7 +1,10 @@
 /**
  * The JSON shapes of the HTTP contract, written once: the worker answers
- * with them and the SDK hands them to callers.
+ * with them, the Durable Objects return them over RPC, and the SDK hands them
+ * to callers. Internal shapes (stored records, storage pages) have their own
+ * names where they live; the SDK's public aliases are in client/index.ts.
  */
+import type { ErrorCode } from "./error-codes.ts";
 import type { Right } from "./rights.ts";
 
 export type Backend = "r2" | "disk";
@@ -54,6 +57,31 @@ export interface ListEntry {
   modified?: string;
 }
 
+/** `GET /list`: direct children sorted by UTF-8 bytes. */
+export interface ListPage {
+  entries: ListEntry[];
+  /** Pass back as `cursor` for the next page; `null` on the last page. */
+  cursor: string | null;
+}
+
+/**
+ * What `PUT /file` did. The JSON body carries `size` and `etag`; `created`
+ * travels as the status (201 created, 200 replaced).
+ */
+export interface WriteResult {
+  /** `true` when the file did not exist before (HTTP 201), `false` when it was replaced (HTTP 200). */
+  created: boolean;
+  size: number;
+  /** Hex MD5, unquoted. */
+  etag: string;
+}
+
+/** `POST /move`: the paths as the request gave them. */
+export interface MoveResult {
+  from: string;
+  to: string;
+}
+
 /** A child as its parent sees it (`GET /children`). */
 export interface ChildView {
   id: string;
@@ -65,6 +93,33 @@ export interface ChildView {
   expiresAt: string | null;
 }
 
+/** `GET /children`: live children in creation order. */
+export interface ChildPage {
+  children: ChildView[];
+  /** Pass back as `cursor` for the next page; `null` on the last page. */
+  cursor: string | null;
+}
+
+/** One line of a cap's audit (`GET /audit`): what was asked through this cap and how it ended. Never a token. */
+export interface AuditEntry {
+  /** ISO 8601: the latest occurrence. */
+  at: string;
+  op: string;
+  /** The path as the client sent it (cut to 256 characters), so refused attempts stay visible. */
+  path: string | null;
+  /** `ok`, or the wire error code. */
+  outcome: string;
+  /** The public id of a child this operation minted or revoked. */
+  child: string | null;
+  /** How many identical refusals this line stands for; 1 for everything else. */
+  count: number;
+}
+
+/** `GET /audit`: newest first. */
+export interface AuditTrail {
+  entries: AuditEntry[];
+}
+
 /** A root cap as the admin sees it (`GET /admin/roots`): unlike caps, this shows backend and prefix. */
 export interface RootView {
   id: string;
@@ -74,4 +129,21 @@ export interface RootView {
   rights: Right[];
   createdAt: string;
   expiresAt: string | null;
+}
+
+/** `GET /admin/roots`: live roots, oldest first. */
+export interface RootList {
+  roots: RootView[];
+}
+
+/** The 202 answer of a revocation whose cascade is still being finished by alarms (204 has no body). */
+export interface RevokePending {
+  revoked: true;
+  /** Descendants not yet reached. */
+  pendingDescendants: number;
+}
+
+/** Every refusal's body, whatever the route: the same bytes for a revoked, expired, forged or unknown token. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
 }

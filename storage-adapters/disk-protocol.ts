@@ -18,7 +18,8 @@ import { isErrorCode } from "../shared/error-codes.ts";
 import type { ByteRange } from "../shared/http-conditions.ts";
 import type { Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
-import type { FileMeta, ListPage, ReadOutcome, StatOutcome, WriteOutcome } from "./storage-adapter.ts";
+import type { Stat, WriteResult } from "../shared/wire-types.ts";
+import type { FileMeta, ReadOutcome, StorageListPage } from "./storage-adapter.ts";
 
 /** Root levels are sent as the cap holds them (`""` or `a/b/`); paths as parsed segments. */
 export type DiskCall =
@@ -43,10 +44,10 @@ export type DiskOp = DiskCall["op"];
 /** What each op answers as JSON. A read that returns bytes answers with a body instead. */
 export interface DiskAnswers {
   read: Exclude<ReadOutcome, { status: "body" }>;
-  write: WriteOutcome;
+  write: WriteResult;
   remove: null;
-  stat: StatOutcome;
-  list: ListPage;
+  stat: Stat;
+  list: StorageListPage;
   move: null;
   prepareRoot: null;
 }
@@ -62,7 +63,7 @@ export const DISK_SECRET_HEADER = "capvault-disk-secret";
 /** The JSON part of a frame may not be longer; it holds at most a few KiB of paths. */
 export const MAX_CALL_BYTES = 64 * 1024;
 
-export interface ReadMeta {
+export interface DiskReadMeta {
   meta: FileMeta;
   range: ByteRange | null;
 }
@@ -180,13 +181,13 @@ export function decodeCall(json: string): DiskCall | null {
   }
 }
 
-export function encodeReadMeta(value: ReadMeta): string {
+export function encodeReadMeta(value: DiskReadMeta): string {
   return encodeURIComponent(JSON.stringify(value));
 }
 
-export function decodeReadMeta(header: string): ReadMeta | null {
+export function decodeReadMeta(header: string): DiskReadMeta | null {
   try {
-    const value = JSON.parse(decodeURIComponent(header)) as ReadMeta;
+    const value = JSON.parse(decodeURIComponent(header)) as DiskReadMeta;
     const m = value?.meta;
     if (!m || typeof m.size !== "number" || typeof m.etag !== "string" || typeof m.modified !== "string") return null;
     if (typeof m.contentType !== "string") return null;

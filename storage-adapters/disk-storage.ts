@@ -1,5 +1,6 @@
 import { parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
+import type { Stat, WriteResult } from "../shared/wire-types.ts";
 import {
   DISK_SECRET_HEADER,
   type DiskAnswers,
@@ -11,14 +12,12 @@ import {
   READ_META_HEADER,
 } from "./disk-protocol.ts";
 import type {
-  ListPage,
-  ReadOptions,
   ReadOutcome,
   Root,
-  StatOutcome,
   StorageAdapter,
-  WriteOptions,
-  WriteOutcome,
+  StorageListPage,
+  StorageReadOptions,
+  StorageWriteOptions,
 } from "./storage-adapter.ts";
 import { TOO_SLOW, timedBody, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
 
@@ -46,7 +45,7 @@ export class DiskStorage implements StorageAdapter {
     private readonly uploads: UploadLimits = UPLOAD_LIMITS,
   ) {}
 
-  async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
+  async read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     const key = fileKey(root, path);
     if (!key.ok) return key;
     const response = await this.send({
@@ -71,8 +70,8 @@ export class DiskStorage implements StorageAdapter {
     root: Root,
     path: RelPath,
     body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
-  ): Promise<Result<WriteOutcome>> {
+    options: StorageWriteOptions,
+  ): Promise<Result<WriteResult>> {
     const key = fileKey(root, path);
     if (!key.ok) {
       await body.cancel().catch(() => undefined);
@@ -91,7 +90,7 @@ export class DiskStorage implements StorageAdapter {
     // host's own (looser) limits are the backstop that frees its descriptors.
     const timed = timedBody(body, options.length, this.uploads);
     const response = await this.send(call, timed.body);
-    const result = response ? await answer<"write">(response) : fail<WriteOutcome>("unavailable");
+    const result = response ? await answer<"write">(response) : fail<WriteResult>("unavailable");
     return !result.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : result;
   }
 
@@ -101,7 +100,7 @@ export class DiskStorage implements StorageAdapter {
     return this.ask<"remove">({ op: "remove", root: [...root], path: [...path.segments] });
   }
 
-  async stat(root: Root, path: RelPath): Promise<Result<StatOutcome>> {
+  async stat(root: Root, path: RelPath): Promise<Result<Stat>> {
     // The root itself needs no key, but it still goes to the host: only the
     // host can tell whether the root resolves outside its parent's reach.
     if (path.segments.length > 0) {
@@ -111,7 +110,11 @@ export class DiskStorage implements StorageAdapter {
     return this.ask<"stat">({ op: "stat", root: [...root], path: [...path.segments] });
   }
 
-  async list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>> {
+  async list(
+    root: Root,
+    path: RelPath,
+    options: { after: string | null; limit: number },
+  ): Promise<Result<StorageListPage>> {
     const key = storageKey(root.join(""), path, "dir");
     if (!key.ok) return key;
     return this.ask<"list">({

@@ -2,18 +2,16 @@ import { etagListMatches, parseByteRange, writeAllowed } from "../shared/http-co
 import { isListableName, parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
 import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
+import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
 import {
   DEFAULT_CONTENT_TYPE,
   type FileMeta,
-  type ListEntry,
-  type ListPage,
-  type ReadOptions,
   type ReadOutcome,
   type Root,
-  type StatOutcome,
   type StorageAdapter,
-  type WriteOptions,
-  type WriteOutcome,
+  type StorageListPage,
+  type StorageReadOptions,
+  type StorageWriteOptions,
 } from "./storage-adapter.ts";
 import {
   TOO_MANY_UPLOADS,
@@ -70,7 +68,7 @@ export class R2Storage implements StorageAdapter {
     private readonly uploads: UploadLimits = UPLOAD_LIMITS,
   ) {}
 
-  async read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>> {
+  async read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     const key = this.fileKey(root, path);
     if (!key.ok) return key;
     // Head first to judge the range against the current size, then fetch only
@@ -99,8 +97,8 @@ export class R2Storage implements StorageAdapter {
     root: Root,
     path: RelPath,
     body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
-  ): Promise<Result<WriteOutcome>> {
+    options: StorageWriteOptions,
+  ): Promise<Result<WriteResult>> {
     const key = this.fileKey(root, path);
     if (!key.ok) return refuseBody(body, key, options.length);
     const [ancestorIsFile, isDir, current] = await Promise.all([
@@ -128,9 +126,9 @@ export class R2Storage implements StorageAdapter {
   private async store(
     key: string,
     body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
+    options: StorageWriteOptions,
     current: R2Object | null,
-  ): Promise<Result<WriteOutcome>> {
+  ): Promise<Result<WriteResult>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
@@ -180,9 +178,9 @@ export class R2Storage implements StorageAdapter {
   private async writeEmpty(
     key: string,
     body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
+    options: StorageWriteOptions,
     current: R2Object | null,
-  ): Promise<Result<WriteOutcome>> {
+  ): Promise<Result<WriteResult>> {
     const reader = body.getReader();
     // A body that fails (or times out) before it ends stores nothing, even an empty file.
     const first = await reader.read().catch(() => null);
@@ -209,7 +207,7 @@ export class R2Storage implements StorageAdapter {
     return ok(null);
   }
 
-  async stat(root: Root, path: RelPath): Promise<Result<StatOutcome>> {
+  async stat(root: Root, path: RelPath): Promise<Result<Stat>> {
     if (path.segments.length === 0) return ok({ type: "dir" });
     const key = this.fileKey(root, path);
     if (!key.ok) return key;
@@ -219,7 +217,11 @@ export class R2Storage implements StorageAdapter {
     return fail("not_found");
   }
 
-  async list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>> {
+  async list(
+    root: Root,
+    path: RelPath,
+    options: { after: string | null; limit: number },
+  ): Promise<Result<StorageListPage>> {
     const dir = storageKey(root.join(""), path, "dir");
     if (!dir.ok) return dir;
     if (path.segments.length > 0 && options.after === null) {

@@ -1,7 +1,7 @@
 import type { ByteRange, WritePreconditions } from "../shared/http-conditions.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import type { Result } from "../shared/result.ts";
-import type { ListEntry, Stat } from "../shared/wire-types.ts";
+import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
 
 /**
  * Where a cap points: the levels of its root, outermost first. Level 0 is the
@@ -27,28 +27,20 @@ export type ReadOutcome =
   | { status: "not_modified"; meta: FileMeta }
   | { status: "unsatisfiable"; meta: FileMeta };
 
-export interface ReadOptions {
+export interface StorageReadOptions {
   /** The raw `Range` header, judged with `parseByteRange` against the current size. */
   range?: string | null | undefined;
   ifNoneMatch?: string | null | undefined;
 }
 
-export interface WriteOptions extends WritePreconditions {
+export interface StorageWriteOptions extends WritePreconditions {
   /** Exact body length in bytes; the body must deliver exactly this many. */
   length: number;
   contentType: string;
 }
 
-export interface WriteOutcome {
-  created: boolean;
-  size: number;
-  etag: string;
-}
-
-export type StatOutcome = Stat;
-export type { ListEntry };
-
-export interface ListPage {
+/** One page of a storage listing, before the cap object turns `next` into an opaque cursor. */
+export interface StorageListPage {
   entries: ListEntry[];
   /** The name to continue after, or `null` on the last page. */
   next: string | null;
@@ -72,16 +64,16 @@ export interface ListPage {
  * - prepareRoot: a new cap root is acceptable (`conflict` if it is a file).
  */
 export interface StorageAdapter {
-  read(root: Root, path: RelPath, options: ReadOptions): Promise<Result<ReadOutcome>>;
+  read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>>;
   write(
     root: Root,
     path: RelPath,
     body: ReadableStream<Uint8Array>,
-    options: WriteOptions,
-  ): Promise<Result<WriteOutcome>>;
+    options: StorageWriteOptions,
+  ): Promise<Result<WriteResult>>;
   remove(root: Root, path: RelPath): Promise<Result<null>>;
-  stat(root: Root, path: RelPath): Promise<Result<StatOutcome>>;
-  list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<ListPage>>;
+  stat(root: Root, path: RelPath): Promise<Result<Stat>>;
+  list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>>;
   move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>>;
   /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */
   prepareRoot(root: Root, options: { create: boolean }): Promise<Result<null>>;

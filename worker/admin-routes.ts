@@ -1,10 +1,12 @@
 import { Hono, type MiddlewareHandler } from "hono";
+import { rootRegistryStub } from "../durable-objects/object-stubs.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { failure } from "../shared/result.ts";
 import { secretsEqual } from "../shared/token.ts";
 import { type AppEnv, publicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
+import { revokeResponse } from "./revoke-response.ts";
 
 /** Admin routes mint, list and revoke root caps; they need `Authorization: Bearer <admin token>`. */
 export const adminRoutes = new Hono<AppEnv>();
@@ -22,8 +24,6 @@ const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 adminRoutes.use("*", requireAdmin);
 
-const registry = (env: AppEnv["Bindings"]) => env.ROOTS.get(env.ROOTS.idFromName("registry"));
-
 adminRoutes.post("/roots", async (c) => {
   const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
   if (!body.ok) return errorResponse(body.error);
@@ -31,16 +31,12 @@ adminRoutes.post("/roots", async (c) => {
   if (!request.ok) return errorResponse(request.error);
   const backend = (body.value as { backend?: unknown }).backend;
   if (typeof backend !== "string") return errorResponse(failure("bad_request", 'backend must be "r2" or "disk"'));
-  const result = await registry(c.env).mintRoot({ ...request.value, backend }, publicOrigin(c));
+  const result = await rootRegistryStub(c.env).mintRoot({ ...request.value, backend }, publicOrigin(c));
   return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
 });
 
-adminRoutes.get("/roots", async (c) => Response.json(await registry(c.env).listRoots()));
+adminRoutes.get("/roots", async (c) => Response.json(await rootRegistryStub(c.env).listRoots()));
 
 adminRoutes.delete("/roots/:id", async (c) => {
-  const result = await registry(c.env).revokeRoot(c.req.param("id"));
-  if (!result.ok) return errorResponse(result.error);
-  if (result.value.pending > 0)
-    return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
-  return new Response(null, { status: 204 });
+  return revokeResponse(await rootRegistryStub(c.env).revokeRoot(c.req.param("id")));
 });

@@ -2,6 +2,7 @@ import type { CapObject } from "../durable-objects/cap-object.ts";
 import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
+import type { Stat, WriteResult } from "../shared/wire-types.ts";
 
 const PAGE = "1000";
 
@@ -39,7 +40,7 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
         contentType: TEXT_CONTENT_TYPE,
         ifMatch: options.ifMatch === undefined ? undefined : `"${options.ifMatch}"`,
         ifNoneMatch: undefined,
-      })) as Result<{ created: boolean; size: number; etag: string }>;
+      })) as Result<WriteResult>;
       return written.ok
         ? ok({ created: written.value.created, size: written.value.size, etag: written.value.etag })
         : written;
@@ -47,7 +48,7 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
 
     async stat(path) {
       await yieldToNetwork();
-      const stat = (await cap.statPath(path)) as Result<StatShape>;
+      const stat = (await cap.statPath(path)) as Result<Stat>;
       if (!stat.ok) return stat;
       const s = stat.value;
       return ok(
@@ -91,4 +92,3 @@ function yieldToNetwork(): Promise<void> {
 type ReadShape =
   | { status: "body"; meta: { size: number; etag: string }; body: ReadableStream<Uint8Array> }
   | { status: "not_modified" | "unsatisfiable"; meta: { size: number; etag: string } };
-type StatShape = { type: "file"; size: number; etag: string; modified: string; contentType: string } | { type: "dir" };

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
+import { capObjectStub } from "../durable-objects/object-stubs.ts";
 import { type CapFailure, failure, type Result } from "../shared/result.ts";
 import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
@@ -18,7 +19,7 @@ export async function capStub(c: Context<AppEnv>, token: string): Promise<Durabl
   if (!(await verifyToken(token, c.env.CAPVAULT_TOKEN_KEY))) return null;
   const { key, id } = await digestToken(token);
   c.set("capId", id);
-  return c.env.CAPS.get(c.env.CAPS.idFromName(key));
+  return capObjectStub(c.env, key);
 }
 
 export type CapStub = DurableObjectStub<CapObject>;

@@ -1,8 +1,8 @@
 import { type Context, Hono } from "hono";
-import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { type CapFailure, failure, type Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
+import type { MoveResult } from "../shared/wire-types.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
@@ -10,6 +10,7 @@ import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
+import { revokeResponse } from "./revoke-response.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 
 /**
@@ -36,14 +37,6 @@ async function refuse(cap: CapStub, problem: CapFailure): Promise<Response> {
 
 function json<T>(result: Result<T>, status: 200 | 201 = 200): Response {
   return result.ok ? Response.json(result.value, { status }) : errorResponse(result.error);
-}
-
-function revoked(result: Result<RevokeOutcome>): Response {
-  if (!result.ok) return errorResponse(result.error);
-  // 202 says, truthfully, that some descendants are still being revoked (by alarms).
-  if (result.value.pending > 0)
-    return Response.json({ revoked: true, pendingDescendants: result.value.pending }, { status: 202 });
-  return new Response(null, { status: 204 });
 }
 
 /** Runs `handler` with the strictly decoded query parameters it names. */
@@ -81,7 +74,7 @@ objectRoutes.get(
 );
 objectRoutes.delete(
   "/:token",
-  withCap(async (cap) => revoked(await cap.revoke())),
+  withCap(async (cap) => revokeResponse(await cap.revoke())),
 );
 
 objectRoutes.get(
@@ -143,7 +136,7 @@ objectRoutes.post(
       return refuse(cap, failure("bad_request", "from and to must be strings, overwrite a boolean"));
     }
     const result = await cap.movePath(from, to, overwrite);
-    return result.ok ? Response.json({ from, to }) : errorResponse(result.error);
+    return result.ok ? Response.json({ from, to } satisfies MoveResult) : errorResponse(result.error);
   }),
 );
 
@@ -168,7 +161,7 @@ objectRoutes.get(
 
 objectRoutes.delete(
   "/:token/children/:id",
-  withCap(async (cap, c) => revoked(await cap.revokeChild(c.req.param("id") ?? ""))),
+  withCap(async (cap, c) => revokeResponse(await cap.revokeChild(c.req.param("id") ?? ""))),
 );
 
 objectRoutes.route("/", memoryRoutes);

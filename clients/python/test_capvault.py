@@ -374,9 +374,9 @@ class LiveBase(unittest.TestCase, TokenHygiene):
 class LiveR2Tests(LiveBase):
     ROOT_URL = R2_CAP
 
-    # -- the seed's test vector ------------------------------------------------
+    # -- the hermes-fs-as-cap test vector --------------------------------------
 
-    def test_seed_vector(self) -> None:
+    def test_hermes_fs_as_cap_vector(self) -> None:
         fs = self.root
         self.assertRefused("path_escapes", lambda: fs.read("../../../etc/passwd"), fs)
         self.assertRefused("absolute_path", lambda: fs.read("/etc/passwd"), fs)
@@ -659,7 +659,7 @@ class LiveR2Tests(LiveBase):
 class LiveDiskTests(LiveBase):
     ROOT_URL = DISK_CAP
 
-    def test_seed_vector(self) -> None:
+    def test_hermes_fs_as_cap_vector(self) -> None:
         fs = self.root
         self.assertRefused("path_escapes", lambda: fs.read("../../../etc/passwd"), fs)
         self.assertRefused("absolute_path", lambda: fs.read("/etc/passwd"), fs)

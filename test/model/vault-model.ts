@@ -1,5 +1,5 @@
 /**
- * A pure, in-memory reference model of capvault's HTTP contract (issues 2–4),
+ * A pure, in-memory reference model of capvault's HTTP contract (README.md, "API"),
  * used by the bisimulation test (test/node/bisimulation.node.test.ts): the
  * same request goes to this model, to an R2-backed cap and to a disk-backed
  * cap, and the three observations must be identical.
@@ -84,10 +84,10 @@ export interface ModelAnswer {
   minted?: number;
 }
 
-export const DEFAULT_CONTENT_TYPE = "application/octet-stream";
-export const MAX_LIST_LIMIT = 1000;
+const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+const MAX_LIST_LIMIT = 1000;
 
-/** The contract's code → status table (issue 2, "Errors"). */
+/** The contract's code → status table (worker/http-error.ts states it for the implementation). */
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
   invalid_path: 400,

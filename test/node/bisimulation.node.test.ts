@@ -1,5 +1,5 @@
 /**
- * Bisimulation: one contract, three implementations (issue 3).
+ * Bisimulation: one contract, three implementations.
  *
  * Each random sequence of requests runs against the pure reference model
  * (test/model/vault-model.ts), an R2-backed root cap and a disk-backed root

@@ -1,6 +1,6 @@
 /**
- * The disk backend across a crash, over real HTTP against the real launcher
- * (issue 3): a launcher SIGKILLed in the middle of a large PUT leaves no
+ * The disk backend across a crash, over real HTTP against the real launcher:
+ * a launcher SIGKILLed in the middle of a large PUT leaves no
  * partial file at the target, the previous content intact, and no temp a cap
  * could see; the next start removes the stale temps and serves as before.
  * Also: listing 2,500 files written through the API, in 700-name pages.

@@ -12,8 +12,9 @@ import { expect } from "vitest";
 import { createDiskHost, type DiskHost, type DiskHostOptions } from "../../disk-host/index.ts";
 import { parseRelPath, type RelPath } from "../../shared/rel-path.ts";
 import type { Result } from "../../shared/result.ts";
+import type { WriteResult } from "../../shared/wire-types.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
-import type { Root, WriteOptions, WriteOutcome } from "../../storage-adapters/storage-adapter.ts";
+import type { Root, StorageWriteOptions } from "../../storage-adapters/storage-adapter.ts";
 
 export const SECRET = "TOP-SECRET-BYTES-FROM-OUTSIDE";
 
@@ -106,8 +107,8 @@ export async function put(
   root: Root,
   path: string,
   content: string,
-  options: Partial<WriteOptions> = {},
-): Promise<Result<WriteOutcome>> {
+  options: Partial<StorageWriteOptions> = {},
+): Promise<Result<WriteResult>> {
   const length = new TextEncoder().encode(content).length;
   return storage.write(root, rel(path), bodyOf(content), { length, contentType: "text/plain", ...options });
 }

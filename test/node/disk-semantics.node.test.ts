@@ -7,7 +7,7 @@ import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } f
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
-import type { ListPage, Root } from "../../storage-adapters/storage-adapter.ts";
+import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
 import { bodyOf, type DiskFixture, expectCode, expectOk, getText, makeFixture, md5, put, rel } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
@@ -363,7 +363,7 @@ describe("listing", () => {
     const paged: string[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 10; pages++) {
-      const page: ListPage = expectOk(await fx.storage.list(ROOT, rel(""), { after, limit: 7 }));
+      const page: StorageListPage = expectOk(await fx.storage.list(ROOT, rel(""), { after, limit: 7 }));
       paged.push(...page.entries.map((e) => e.name));
       if (page.next === null) break;
       expect(page.next).toBe(page.entries[page.entries.length - 1]!.name);

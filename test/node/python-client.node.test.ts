@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT, startTestVault, type TestVault } from "./test-vault.ts";
+import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let outside: string;
@@ -39,7 +40,7 @@ describe("Python client (clients/python, stdlib unittest)", () => {
     expect(run.status, report).toBe(0);
     expect(report).toMatch(/^OK$/m);
     expect(report).not.toMatch(/skipped/);
-    expect(report).toMatch(/test_seed_vector/);
+    expect(report).toMatch(/test_hermes_fs_as_cap_vector/);
     expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
   }, 150_000);
 });

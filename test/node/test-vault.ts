@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** tsx as a loader only: its CLI would add a parent process with an IPC socket of its own. */
 const NODE_ARGS = ["--import", pathToFileURL(path.join(PROJECT_ROOT, "node_modules/tsx/dist/loader.mjs")).href];
 /** The admin token of test vaults (written to their state folder before start). */

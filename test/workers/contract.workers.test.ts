@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { rootRegistryStub } from "../../durable-objects/object-stubs.ts";
 import { RootRegistry } from "../../durable-objects/root-registry.ts";
 import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
@@ -14,7 +15,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   const fresh = async (rights?: string[]) =>
     cap((await mintRoot(`contract/${++counter}/`, { backend, ...(rights ? { rights } : {}) })).token);
 
-  describe("the seed's test vector", () => {
+  describe("the hermes-fs-as-cap test vector", () => {
     it("refuses escapes and absolute paths, and a subdir reads only its subtree", async () => {
       const fs = await fresh();
       await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill");
@@ -380,7 +381,7 @@ describe("admin", () => {
     expect(await errorCode(await mint({ backend: "r2", prefix: "../x" }))).toBe("path_escapes");
     expect(await errorCode(await mint({ backend: "r2", prefix: "x", extra: 1 }))).toBe("bad_request");
     // Where no disk host is bound (on Cloudflare), disk roots are refused up front.
-    const registry = env.ROOTS.get(env.ROOTS.idFromName("registry"));
+    const registry = rootRegistryStub(env);
     const refused = await runInDurableObject(registry, (_instance, state) =>
       new RootRegistry(state, { ...env, DISK: undefined }).mintRoot(
         { backend: "disk", path: "notes", rights: null, ttlSeconds: null, label: null },

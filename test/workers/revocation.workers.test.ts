@@ -1,5 +1,6 @@
 import { env, listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { capObjectStub, rootRegistryStub } from "../../durable-objects/object-stubs.ts";
 import { base32, digestToken, mintToken } from "../../shared/token.ts";
 import { capObject, setExpiry } from "./slow-upload.ts";
 import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
@@ -231,7 +232,7 @@ describe("revocation", () => {
     for (const c of [root, kid, grandkid]) expect(await alive(c)).toBe(false);
 
     const { key } = await digestToken(kid.token);
-    const stub = env.CAPS.get(env.CAPS.idFromName(key));
+    const stub = capObjectStub(env, key);
     await runDurableObjectAlarm(stub);
     const keys = await runInDurableObject(stub, async (_instance, state) => [...(await state.storage.list()).keys()]);
     expect(keys).toEqual([]);
@@ -249,7 +250,7 @@ describe("revocation", () => {
     const b = await child(a, { path: "b" });
     const aKey = (await digestToken(a.token)).key;
     const bRef = await digestToken(b.token);
-    const stub = env.CAPS.get(env.CAPS.idFromName(aKey));
+    const stub = capObjectStub(env, aKey);
     // The state a revocation leaves when a descendant could not be reached:
     // the record gone, the unreached child remembered, an alarm set.
     await runInDurableObject(stub, async (_instance, state) => {
@@ -298,7 +299,7 @@ describe("durable state holds no tokens", () => {
         await runInDurableObject(stub, async (_i, state) => JSON.stringify([...(await state.storage.list())])),
       );
     }
-    const registry = env.ROOTS.get(env.ROOTS.idFromName("registry"));
+    const registry = rootRegistryStub(env);
     dumps.push(
       await runInDurableObject(registry, async (_i, state) => JSON.stringify([...(await state.storage.list())])),
     );

@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { vi } from "vitest";
+import { capObjectStub } from "../../durable-objects/object-stubs.ts";
 import { digestToken } from "../../shared/token.ts";
 import { call } from "./vault.ts";
 
@@ -8,7 +9,7 @@ export const UPLOAD_BYTES = 64 * 1024;
 /** The Durable Object behind a token. */
 export async function capObject(token: string) {
   const { key } = await digestToken(token);
-  return env.CAPS.get(env.CAPS.idFromName(key));
+  return capObjectStub(env, key);
 }
 
 /**
