@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
-import { AdminClient } from "../client/admin-client.ts";
-import { FsCap } from "../client/fs-cap.ts";
+import { AdminClient } from "../clients/typescript/admin-client.ts";
+import { FsCap } from "../clients/typescript/fs-cap.ts";
 import type { CommandInput, CommandSpec, OptionSpec } from "./command-spec.ts";
 import { UsageError } from "./usage-error.ts";
 

@@ -1,6 +1,6 @@
 import { fstatSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
-import type { FetchLike } from "../client/types.ts";
+import type { FetchLike } from "../clients/typescript/types.ts";
 
 /**
  * Everything a command touches outside itself, so commands run the same in a

@@ -1,5 +1,5 @@
 import { PassThrough, Readable } from "node:stream";
-import type { FetchLike } from "../client/types.ts";
+import type { FetchLike } from "../clients/typescript/types.ts";
 import type { CliIo } from "./cli-io.ts";
 import { runCli } from "./run-cli.ts";
 

@@ -1,4 +1,4 @@
-import type { CapInfo, ChildView, FsCap, ListEntry, Stat, WriteResult } from "../client/index.ts";
+import type { CapInfo, ChildView, FsCap, ListEntry, Stat, WriteResult } from "../clients/typescript/index.ts";
 import { terminalSafe as safe } from "./terminal-safe.ts";
 
 /**

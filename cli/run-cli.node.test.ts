@@ -4,7 +4,7 @@
  * launcher are in capvault.node.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import type { FetchLike } from "../client/types.ts";
+import type { FetchLike } from "../clients/typescript/types.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 import { COMMANDS } from "./command-table.ts";

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { isCapError } from "../client/cap-error.ts";
+import { isCapError } from "../clients/typescript/cap-error.ts";
 import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CommandInput, CommandSpec } from "./command-spec.ts";

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FetchLike } from "../client/types.ts";
+import type { FetchLike } from "../clients/typescript/types.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 import { terminalSafe } from "./terminal-safe.ts";

@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient } from "../client/admin-client.ts";
-import { FsCap } from "../client/fs-cap.ts";
-import { createMemoryTool } from "../client/memory-tool.ts";
+import { AdminClient } from "../clients/typescript/admin-client.ts";
+import { FsCap } from "../clients/typescript/fs-cap.ts";
+import { createMemoryTool } from "../clients/typescript/memory-tool.ts";
 import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
 import type { MemoryResult } from "./memory-handler.ts";
 

@@ -6,10 +6,10 @@
  * wrong is refused and leaves the vault unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient } from "../client/admin-client.ts";
-import type { FsCap } from "../client/fs-cap.ts";
-import { fsCapTextFiles } from "../client/fs-cap-text-files.ts";
-import { createMemoryTool } from "../client/memory-tool.ts";
+import { AdminClient } from "../clients/typescript/admin-client.ts";
+import type { FsCap } from "../clients/typescript/fs-cap.ts";
+import { fsCapTextFiles } from "../clients/typescript/fs-cap-text-files.ts";
+import { createMemoryTool } from "../clients/typescript/memory-tool.ts";
 import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
 import { createMemoryHandler, type MemoryResult } from "./memory-handler.ts";
 import type { TextFiles } from "./text-files.ts";

@@ -2,7 +2,7 @@
  * The JSON shapes of the HTTP contract, written once: the worker answers
  * with them, the Durable Objects return them over RPC, and the SDK hands them
  * to callers. Internal shapes (stored records, storage pages) have their own
- * names where they live; the SDK's public aliases are in client/index.ts.
+ * names where they live; the SDK's public aliases are in clients/typescript/index.ts.
  */
 import type { ErrorCode } from "./error-codes.ts";
 import type { Right } from "./rights.ts";

@@ -1,4 +1,4 @@
-import { assertCapIdShape } from "../../client/cap-id.ts";
+import { assertCapIdShape } from "../../clients/typescript/cap-id.ts";
 import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";

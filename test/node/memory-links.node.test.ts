@@ -7,7 +7,7 @@
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryTool } from "../../client/memory-tool.ts";
+import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;

@@ -9,7 +9,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FsCap } from "../../client/fs-cap.ts";
+import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { Right } from "../../shared/rights.ts";
 import { startTestVault, type TestVault } from "../../test/node/test-vault.ts";
 

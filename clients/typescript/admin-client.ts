@@ -1,4 +1,4 @@
-import type { MintedCap, RootList, RootView } from "../shared/wire-types.ts";
+import type { MintedCap, RootList, RootView } from "../../shared/wire-types.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
 import { capFromMinted, type FsCap, revokeResult } from "./fs-cap.ts";

@@ -1,4 +1,4 @@
-import type { Right } from "../shared/rights.ts";
+import type { Right } from "../../shared/rights.ts";
 import type {
   CapInfo,
   ChildPage,
@@ -8,7 +8,7 @@ import type {
   MintedCap,
   Stat,
   WriteResult,
-} from "../shared/wire-types.ts";
+} from "../../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseCapUrl } from "./cap-url.ts";

@@ -1,11 +1,11 @@
 /**
  * The SDK's own types: options it takes and what it reads from response
  * headers. The JSON shapes the vault answers with are in shared/wire-types.ts;
- * client/index.ts exports both.
+ * index.ts exports both.
  */
-import type { ErrorCode } from "../shared/error-codes.ts";
-import type { Right } from "../shared/rights.ts";
-import type { Backend } from "../shared/wire-types.ts";
+import type { ErrorCode } from "../../shared/error-codes.ts";
+import type { Right } from "../../shared/rights.ts";
+import type { Backend } from "../../shared/wire-types.ts";
 
 /**
  * A wire error code. Known codes autocomplete; an unknown code from a newer

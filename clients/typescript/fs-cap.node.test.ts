@@ -8,7 +8,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
+import { startTestVault, type TestVault } from "../../test/node/test-vault.ts";
 import { AdminClient, CapError, FsCap } from "./index.ts";
 
 let vault: TestVault;

@@ -1,9 +1,9 @@
-import { createMemoryHandler, type MemoryResult } from "../memory-tool/memory-handler.ts";
+import { createMemoryHandler, type MemoryResult } from "../../memory-tool/memory-handler.ts";
 import { FsCap } from "./fs-cap.ts";
 import { fsCapTextFiles } from "./fs-cap-text-files.ts";
 import type { ClientOptions } from "./types.ts";
 
-export type { MemoryResult } from "../memory-tool/memory-handler.ts";
+export type { MemoryResult } from "../../memory-tool/memory-handler.ts";
 
 /** The tool definition to pass in `tools` (with the `context-management-2025-06-27` beta). */
 export const MEMORY_TOOL_DEFINITION = Object.freeze({ type: "memory_20250818", name: "memory" } as const);

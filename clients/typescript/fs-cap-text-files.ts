@@ -1,7 +1,7 @@
-import type { TextFiles } from "../memory-tool/text-files.ts";
-import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../memory-tool/text-files.ts";
-import { isErrorCode } from "../shared/error-codes.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../../memory-tool/text-files.ts";
+import { isErrorCode } from "../../shared/error-codes.ts";
+import { fail, ok, type Result } from "../../shared/result.ts";
 import { isCapError } from "./cap-error.ts";
 import type { FsCap } from "./fs-cap.ts";
 

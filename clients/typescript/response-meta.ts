@@ -1,4 +1,4 @@
-import { bareEtag } from "../shared/http-conditions.ts";
+import { bareEtag } from "../../shared/http-conditions.ts";
 import type { ByteRangeRequest, ReadMeta } from "./types.ts";
 
 /**

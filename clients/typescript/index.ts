@@ -11,10 +11,10 @@
  * names, the SDK's own options (types.ts), and two older names kept as
  * aliases: `ChildCap` for `ChildView`, `RootRecord` for `RootView`.
  */
-export type { ErrorCode } from "../shared/error-codes.ts";
-export type { Right } from "../shared/rights.ts";
-export type * from "../shared/wire-types.ts";
-export type { ChildView as ChildCap, RootView as RootRecord } from "../shared/wire-types.ts";
+export type { ErrorCode } from "../../shared/error-codes.ts";
+export type { Right } from "../../shared/rights.ts";
+export type * from "../../shared/wire-types.ts";
+export type { ChildView as ChildCap, RootView as RootRecord } from "../../shared/wire-types.ts";
 export { AdminClient } from "./admin-client.ts";
 export { CapError, isCapError } from "./cap-error.ts";
 export { FsCap } from "./fs-cap.ts";
