@@ -11,7 +11,8 @@ import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import type { WriteResult } from "../shared/wire-types.ts";
 import {
   paceDeadline,
@@ -43,10 +44,6 @@ export interface WriteRequest {
   preconditions: WritePreconditions;
 }
 
-const LENGTH_MISMATCH = "the body did not match its Content-Length";
-const PARENT_IS_FILE = "a parent of that path is a file";
-const TARGET_IS_DIR = "that path is a directory";
-
 /** A temp file placed beside its target, in the folder `chain.top`. */
 interface PlacedTemp {
   chain: DirChain;
@@ -77,9 +74,7 @@ export async function writeFile(
   const reader = body.getReader();
   const bound = bodyBound(request.length, ctx.uploads);
   const placed =
-    segments.length === 0
-      ? fail("invalid_path", "a file operation needs a file name")
-      : await placeTemp(ctx, levels, segments, request.preconditions);
+    segments.length === 0 ? refuse("needsFileName") : await placeTemp(ctx, levels, segments, request.preconditions);
   if (!placed.ok) {
     await drain(reader, bound);
     return placed;
@@ -124,7 +119,7 @@ async function placeTemp(
   for (let attempt = 0; attempt < 4; attempt++) {
     const root = await openRoot(ctx.base, levels, ctx.dirMode);
     if (!root.ok) return root;
-    if (root.value.kind !== "root") return fail("conflict", PARENT_IS_FILE);
+    if (root.value.kind !== "root") return refuse("parentIsFile");
     const { release } = root.value;
     let found: WalkEnd | null = null;
     let placed = false;
@@ -141,16 +136,16 @@ async function placeTemp(
       }
       found = end.value;
       retrying = false;
-      if (found.kind === "absent" || found.kind === "blocked") return fail("conflict", PARENT_IS_FILE);
+      if (found.kind === "absent" || found.kind === "blocked") return refuse("parentIsFile");
       if (found.kind === "dir") {
         // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
         retrying = await removeEmptyFolder(root.value.chain, segments);
         if (retrying) continue;
-        return fail("conflict", TARGET_IS_DIR);
+        return refuse("isDirectory");
       }
-      if (found.kind !== "file" && found.kind !== "missing") return fail("conflict");
+      if (found.kind !== "file" && found.kind !== "missing") return refuse("fileDirectoryClash");
       const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
-      if (!writeAllowed(pre, current)) return fail("precondition_failed");
+      if (!writeAllowed(pre, current)) return refuse("preconditionFailed");
       const temp = newTempName();
       let handle: FileHandle;
       ctx.inFlight.add(temp);
@@ -176,7 +171,7 @@ async function placeTemp(
       }
     }
   }
-  return fail("unavailable");
+  return refuse("unavailable");
 }
 
 /** How long a body may take: no gap over `idleMs`, done by `deadline` (ms since the epoch), keeping `pace` on the way. */
@@ -231,22 +226,22 @@ async function receive(
       const next = await readWithin(reader, bound.idleMs, Math.min(bound.deadline, bound.pace(received)));
       if (next === "timeout") {
         await reader.cancel(TOO_SLOW).catch(() => undefined);
-        return fail("bad_request", TOO_SLOW);
+        return refuse("tooSlow");
       }
       chunk = next;
     } catch {
-      return fail("bad_request", LENGTH_MISMATCH);
+      return refuse("lengthMismatch");
     }
     if (chunk.done) break;
     received += chunk.value.byteLength;
-    if (received > length) return fail("bad_request", LENGTH_MISMATCH);
+    if (received > length) return refuse("lengthMismatch");
     md5.update(chunk.value);
     for (let offset = 0; offset < chunk.value.byteLength; ) {
       const { bytesWritten } = await handle.write(chunk.value, offset, chunk.value.byteLength - offset);
       offset += bytesWritten;
     }
   }
-  return received === length ? ok(md5.digest("hex")) : fail("bad_request", LENGTH_MISMATCH);
+  return received === length ? ok(md5.digest("hex")) : refuse("lengthMismatch");
 }
 
 /** Under the target's lock: judge the precondition against what is there now, then rename. */
@@ -268,10 +263,10 @@ async function commit(
       // target; rename will replace the link itself, never what it points at.
       if (errnoOf(error) !== "ENOENT" && errnoOf(error) !== "ELOOP") throw error;
     }
-    if (current?.stat.isDirectory()) return fail("conflict", TARGET_IS_DIR);
-    if (current && !current.stat.isFile()) return fail("conflict");
+    if (current?.stat.isDirectory()) return refuse("isDirectory");
+    if (current && !current.stat.isFile()) return refuse("fileDirectoryClash");
     const etagNow = current ? await currentEtag(ctx, current.file, current.stat, request.preconditions) : null;
-    if (!writeAllowed(request.preconditions, etagNow)) return fail("precondition_failed");
+    if (!writeAllowed(request.preconditions, etagNow)) return refuse("preconditionFailed");
     // A replaced file keeps its permissions; a new one gets the configured mode exactly.
     await target.handle.chmod(current ? Number(current.stat.mode & 0o777n) : ctx.fileMode);
     await ctx.meta.record(stat, etag, request.contentType);

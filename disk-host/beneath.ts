@@ -13,8 +13,9 @@
  */
 import { type BigIntStats, constants } from "node:fs";
 import { type FileHandle, mkdir, open, readlink, rmdir } from "node:fs/promises";
+import { refuse } from "../shared/refusals.ts";
 import { RESERVED_NAME_PREFIX } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 
@@ -176,7 +177,7 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
   };
   const outside = async (): Promise<Result<never>> => {
     await unwind();
-    return fail("outside_root");
+    return refuse("outsideRoot");
   };
   try {
     while (queue.length > 0) {

@@ -1,5 +1,6 @@
+import { refuse } from "../shared/refusals.ts";
 import { parseRelPath } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { ok, type Result } from "../shared/result.ts";
 
 /**
  * The host judges every name again with the shared parser: it is the last
@@ -13,7 +14,7 @@ export function checkedLevels(levels: readonly string[]): Result<string[][]> {
       out.push([]);
       continue;
     }
-    if (!level.endsWith("/")) return fail("invalid_path");
+    if (!level.endsWith("/")) return refuse("invalidPath");
     const parsed = parseRelPath(level);
     if (!parsed.ok) return parsed;
     out.push([...parsed.value.segments]);
@@ -28,5 +29,5 @@ export function checkedSegments(segments: readonly string[]): Result<string[]> {
   if (!parsed.ok) return parsed;
   const same =
     parsed.value.segments.length === segments.length && parsed.value.segments.every((s, i) => s === segments[i]);
-  return same ? ok([...segments]) : fail("invalid_path");
+  return same ? ok([...segments]) : refuse("invalidPath");
 }

@@ -7,7 +7,8 @@
 import type { BigIntStats } from "node:fs";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import type { Stat } from "../shared/wire-types.ts";
 import type {
   FileMeta,
@@ -35,23 +36,20 @@ import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
 
-const NEEDS_NAME = "a file operation needs a file name";
-const IS_DIR = "that path is a directory";
-
 export async function readFile(
   ctx: HostContext,
   levels: string[][],
   segments: string[],
   options: StorageReadOptions,
 ): Promise<Result<ReadOutcome>> {
-  if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
-  return withRoot(ctx, levels, async (root) => {
-    if (!root) return fail("not_found");
+  if (segments.length === 0) return refuse("needsFileName");
+  return withRoot<ReadOutcome>(ctx, levels, async (root) => {
+    if (!root) return refuse("notFound");
     const found = await locate(ctx, root, segments);
     if (!found.ok) return found;
     const it = found.value;
-    if (it.kind === "dir") return it.visible ? fail("conflict", IS_DIR) : fail("not_found");
-    if (it.kind === "none") return fail("not_found");
+    if (it.kind === "dir") return it.visible ? refuse("isDirectory") : refuse("notFound");
+    if (it.kind === "none") return refuse("notFound");
     const { meta, file } = it;
     if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag)) {
       await file.close();
@@ -68,9 +66,9 @@ export async function readFile(
 }
 
 export async function statPath(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<Stat>> {
-  return withRoot(ctx, levels, async (root) => {
+  return withRoot<Stat>(ctx, levels, async (root) => {
     if (segments.length === 0) return ok({ type: "dir" });
-    if (!root) return fail("not_found");
+    if (!root) return refuse("notFound");
     const found = await locate(ctx, root, segments);
     if (!found.ok) return found;
     const it = found.value;
@@ -78,7 +76,7 @@ export async function statPath(ctx: HostContext, levels: string[][], segments: s
       await it.file.close();
       return ok({ type: "file", ...it.meta });
     }
-    return it.kind === "dir" && it.visible ? ok({ type: "dir" }) : fail("not_found");
+    return it.kind === "dir" && it.visible ? ok({ type: "dir" }) : refuse("notFound");
   });
 }
 
@@ -94,7 +92,7 @@ export async function listPath(
 ): Promise<Result<StorageListPage>> {
   const empty: StorageListPage = { entries: [], next: null };
   return withRoot(ctx, levels, async (root) => {
-    if (!root) return segments.length === 0 || options.after !== null ? ok(empty) : fail("not_found");
+    if (!root) return segments.length === 0 || options.after !== null ? ok(empty) : refuse("notFound");
     const end = await walk(root, userSteps(segments), { followFinal: true });
     if (!end.ok) return end;
     const found = end.value;
@@ -103,10 +101,10 @@ export async function listPath(
         const exists = found.chain.atBoundary || options.after !== null || (await holdsFile(found.chain));
         return exists
           ? ok(await listPage(ctx, found.chain, options.after, options.limit, segments.length === 0))
-          : fail("not_found");
+          : refuse("notFound");
       }
       if (options.after !== null) return ok(empty);
-      return found.kind === "file" ? fail("conflict", "that path is a file") : fail("not_found");
+      return found.kind === "file" ? refuse("isFile") : refuse("notFound");
     } finally {
       await closeEnd(found);
     }
@@ -114,16 +112,16 @@ export async function listPath(
 }
 
 export async function removeFile(ctx: HostContext, levels: string[][], segments: string[]): Promise<Result<null>> {
-  if (segments.length === 0) return fail("invalid_path", NEEDS_NAME);
+  if (segments.length === 0) return refuse("needsFileName");
   return withRoot(ctx, levels, async (root) => {
-    if (!root) return fail("not_found");
+    if (!root) return refuse("notFound");
     const end = await walk(root, userSteps(segments), { followFinal: false });
     if (!end.ok) return end;
     const found = end.value;
     try {
-      const what = await judgeEntry(found, IS_DIR, LINK_IS_ENTRY);
+      const what = await judgeEntry(found, "isDirectory", LINK_IS_ENTRY);
       if (!what.ok) return what;
-      if (!isNamedEntry(found)) return fail("not_found");
+      if (!isNamedEntry(found)) return refuse("notFound");
       const { chain, name } = found;
       const removed = await ctx.locks.run([await entryKey(chain.top, name)], () => unlinkEntry(ctx, chain.top, name));
       if (removed.ok) await pruneEmptyDirs(chain);
@@ -146,16 +144,16 @@ export async function moveFile(
   to: string[],
   overwrite: boolean,
 ): Promise<Result<null>> {
-  if (from.length === 0 || to.length === 0) return fail("invalid_path", NEEDS_NAME);
+  if (from.length === 0 || to.length === 0) return refuse("needsFileName");
   return withRoot(ctx, levels, async (root) => {
-    if (!root) return fail("not_found");
+    if (!root) return refuse("notFound");
     const srcEnd = await walk(root, userSteps(from), { followFinal: false });
     if (!srcEnd.ok) return srcEnd;
     const src = srcEnd.value;
     let dst: WalkEnd | null = null;
     let moved = false;
     try {
-      const source = await judgeEntry(src, "cannot move a directory", LINK_IS_ENTRY);
+      const source = await judgeEntry(src, "cannotMoveDirectory", LINK_IS_ENTRY);
       if (!source.ok) return source;
       const walkDst = () =>
         walk(root, userSteps(to), { followFinal: false, mkdirs: { mode: ctx.dirMode, final: false } });
@@ -163,28 +161,26 @@ export async function moveFile(
       if (dstEnd.ok && dstEnd.value.kind === "dir") {
         // A folder holding no file does not exist for a cap; it must not block the file (see empty-folders.ts).
         await closeEnd(dstEnd.value);
-        if (!(await removeEmptyFolder(root, to))) return fail("conflict", "the destination is a directory");
+        if (!(await removeEmptyFolder(root, to))) return refuse("destinationIsDirectory");
         dstEnd = await walkDst();
       }
       if (!dstEnd.ok) return dstEnd;
       dst = dstEnd.value;
-      if (dst.kind === "absent" || dst.kind === "blocked")
-        return fail("conflict", "a parent of the destination is a file");
-      if (dst.kind === "dir") return fail("conflict", "the destination is a directory");
-      if (dst.kind === "special") return fail("conflict");
+      if (dst.kind === "absent" || dst.kind === "blocked") return refuse("destinationParentIsFile");
+      if (dst.kind === "dir") return refuse("destinationIsDirectory");
+      if (dst.kind === "special") return refuse("fileDirectoryClash");
       let existing: string | null = null;
       if (dst.kind === "file") existing = identity(dst.stat);
       if (dst.kind === "link") {
-        const target = await judgeEntry(dst, "the destination is a directory");
+        const target = await judgeEntry(dst, "destinationIsDirectory");
         if (!target.ok) return target;
         existing = target.value;
       }
-      if (!isNamedEntry(src) || !isNamedEntry(dst)) return fail("not_found");
+      if (!isNamedEntry(src) || !isNamedEntry(dst)) return refuse("notFound");
       const [from, onto] = [src, dst];
       const [srcKey, dstKey] = [await entryKey(from.chain.top, from.name), await entryKey(onto.chain.top, onto.name)];
       // The same file under both names (itself, or through a link): nothing to move.
-      if (srcKey === dstKey || existing === source.value)
-        return overwrite ? ok(null) : fail("conflict", "the destination exists");
+      if (srcKey === dstKey || existing === source.value) return overwrite ? ok(null) : refuse("destinationExists");
       const result = await ctx.locks.run([srcKey, dstKey], () => renameEntry(ctx, from, onto, overwrite));
       moved = result.ok;
       return result;
@@ -206,7 +202,7 @@ export async function prepareRoot(ctx: HostContext, levels: string[][], create: 
   try {
     const root = await openRoot(ctx.base, levels, create ? ctx.dirMode : null);
     if (!root.ok) return root;
-    if (root.value.kind === "blocked") return fail("conflict", "that path is a file");
+    if (root.value.kind === "blocked") return refuse("isFile");
     if (root.value.kind === "root") await root.value.release();
     return ok(null);
   } catch (error) {
@@ -266,7 +262,7 @@ async function locate(ctx: HostContext, root: DirChain, segments: string[]): Pro
       await closeEnd(found);
     }
   }
-  return fail("conflict", "the file kept changing while it was read");
+  return refuse("keptChanging");
 }
 
 /** `null` when `name` is no longer a regular file (swapped since it was resolved). */
@@ -306,14 +302,14 @@ const LINK_IS_ENTRY = true;
 
 /**
  * What a remove or a move finds at its (unfollowed) last name: the identity
- * of the file it is or leads to; `conflict` (with `dirMessage`) for a folder
+ * of the file it is or leads to; `conflict` (`dirRefusal`) for a folder
  * holding files, unless `linkIsEntry` and it was reached through the link at
  * that name (then the folder's identity); `outside_root` for a link leading
  * outside; else `not_found`.
  */
 async function judgeEntry(
   found: WalkEnd,
-  dirMessage: string,
+  dirRefusal: "isDirectory" | "cannotMoveDirectory" | "destinationIsDirectory",
   linkIsEntry = false,
   throughLink = false,
 ): Promise<Result<string>> {
@@ -321,21 +317,21 @@ async function judgeEntry(
     case "file":
       return ok(identity(found.stat));
     case "dir":
-      if (!(await holdsFile(found.chain))) return fail("not_found");
+      if (!(await holdsFile(found.chain))) return refuse("notFound");
       return linkIsEntry && throughLink
         ? ok(identity(await found.chain.top.stat({ bigint: true })))
-        : fail("conflict", dirMessage);
+        : refuse(dirRefusal);
     case "link": {
       const end = await walk(found.chain, [{ name: found.name, fromLink: false }], { followFinal: true });
       if (!end.ok) return end;
       try {
-        return await judgeEntry(end.value, dirMessage, linkIsEntry, true);
+        return await judgeEntry(end.value, dirRefusal, linkIsEntry, true);
       } finally {
         await closeEnd(end.value);
       }
     }
     default:
-      return fail("not_found");
+      return refuse("notFound");
   }
 }
 
@@ -346,11 +342,11 @@ async function unlinkEntry(ctx: HostContext, dir: FileHandle, name: string): Pro
     try {
       file = await open(inDir(dir, name), OPEN_NOFOLLOW);
     } catch (error) {
-      if (errnoOf(error) === "ENOENT") return fail("not_found");
+      if (errnoOf(error) === "ENOENT") return refuse("notFound");
       if (errnoOf(error) !== "ELOOP") throw error;
     }
     const stat = file ? await file.stat({ bigint: true }) : null;
-    if (stat?.isDirectory()) return fail("conflict", IS_DIR);
+    if (stat?.isDirectory()) return refuse("isDirectory");
     // unlink never follows a link: whatever sits at `name` now, only that name goes.
     await unlink(inDir(dir, name));
     if (file && stat && (await file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(stat);
@@ -379,13 +375,12 @@ async function renameEntry(
       else if (errnoOf(error) !== "ELOOP") throw error;
     }
     const replacedStat = replaced ? await replaced.stat({ bigint: true }) : null;
-    if (replacedStat?.isDirectory()) return fail("conflict", "the destination is a directory");
-    if (exists && !overwrite) return fail("conflict", "the destination exists");
+    if (replacedStat?.isDirectory()) return refuse("destinationIsDirectory");
+    if (exists && !overwrite) return refuse("destinationExists");
     try {
       await rename(inDir(src.chain.top, src.name), inDir(dst.chain.top, dst.name));
     } catch (error) {
-      if (errnoOf(error) === "EXDEV")
-        return fail("unavailable", "the destination is on another filesystem; the source is untouched");
+      if (errnoOf(error) === "EXDEV") return refuse("otherFilesystem");
       throw error;
     }
     await dst.chain.top.sync();

@@ -1,4 +1,5 @@
-import { fail, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import type { Result } from "../shared/result.ts";
 
 /** The `code` of a Node fs error (`ENOENT`, ...), or `undefined` for anything else. */
 export function errnoOf(error: unknown): string | undefined {
@@ -17,21 +18,21 @@ export function errnoOf(error: unknown): string | undefined {
 export function failFromFs(error: unknown, doing: "reading" | "writing"): Result<never> {
   switch (errnoOf(error)) {
     case "ENOENT":
-      return fail("not_found");
+      return refuse("notFound");
     case "ENOTDIR":
-      return doing === "writing" ? fail("conflict", "a parent of that path is a file") : fail("not_found");
+      return doing === "writing" ? refuse("parentIsFile") : refuse("notFound");
     case "EISDIR":
     case "ENOTEMPTY":
-      return fail("conflict", "that path is a directory");
+      return refuse("isDirectory");
     case "EEXIST":
-      return fail("conflict");
+      return refuse("fileDirectoryClash");
     case "ENAMETOOLONG":
-      return fail("invalid_path", "path too long");
+      return refuse("pathTooLong");
     case "ELOOP":
-      return fail("outside_root");
+      return refuse("outsideRoot");
     default:
       logUnexpected(error);
-      return fail("unavailable");
+      return refuse("unavailable");
   }
 }
 

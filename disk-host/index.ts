@@ -21,7 +21,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { resolve } from "node:path";
-import { fail } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
 import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
 import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
@@ -92,7 +92,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
     async fetch(request) {
       if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
         await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(fail("unavailable")), {
+        return new Response(JSON.stringify(refuse("unavailable")), {
           status: 200,
           headers: { "content-type": "application/json" },
         });
@@ -100,7 +100,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
       const ctx = closing ? null : await ready.catch(() => null);
       if (!ctx || closing) {
         await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(fail("unavailable")), {
+        return new Response(JSON.stringify(refuse("unavailable")), {
           status: 200,
           headers: { "content-type": "application/json" },
         });

@@ -1,4 +1,5 @@
-import { fail, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import type { Result } from "../shared/result.ts";
 import {
   type DiskCall,
   decodeCall,
@@ -7,7 +8,6 @@ import {
   splitFrame,
 } from "../storage-adapters/disk-protocol.ts";
 import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
-import { TOO_MANY_UPLOADS } from "../storage-adapters/upload-limits.ts";
 import { type BodyBound, bodyBound, drain, writeFile } from "./atomic-write.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
@@ -22,18 +22,18 @@ import type { HostContext } from "./host-context.ts";
  */
 export async function serveCall(ctx: HostContext, request: Request): Promise<Response> {
   try {
-    if (request.method !== "POST" || request.body === null) return json(fail("bad_request", "malformed disk call"));
+    if (request.method !== "POST" || request.body === null) return json(refuse("malformedDiskCall"));
     const framed = await splitFrame(request.body as ReadableStream<Uint8Array>);
-    if (!framed) return json(fail("bad_request", "malformed disk call"));
+    if (!framed) return json(refuse("malformedDiskCall"));
     const call = decodeCall(framed.json);
     // Other calls carry no content; anything there is dropped, as slowly as the bounds of an empty write allow.
     if (call?.op !== "write") await drain(framed.rest.getReader(), boundFor(ctx, 0));
-    if (!call) return json(fail("bad_request", "malformed disk call"));
+    if (!call) return json(refuse("malformedDiskCall"));
     if (call.op === "write") {
       const release = ctx.uploadSlots.take(ctx.uploads.maxConcurrent);
       if (!release) {
         await drain(framed.rest.getReader(), boundFor(ctx, call.length));
-        return json(fail("unavailable", TOO_MANY_UPLOADS));
+        return json(refuse("tooManyUploads"));
       }
       try {
         return json(await write(ctx, call, framed.rest));
@@ -45,7 +45,7 @@ export async function serveCall(ctx: HostContext, request: Request): Promise<Res
     return json(await dispatch(ctx, call));
   } catch (error) {
     logUnexpected(error);
-    return json(fail("unavailable"));
+    return json(refuse("unavailable"));
   }
 }
 

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
+import { refuse } from "../shared/refusals.ts";
 import { childRoot, MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../shared/rel-path.ts";
-import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
+import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { AuditTrail, CapInfo, ChildPage, ListPage, MintedCap, Stat, WriteResult } from "../shared/wire-types.ts";
@@ -65,7 +66,7 @@ export class CapObject extends DurableObject<CapEnv> {
 
   /** Called once by whoever mints this cap; refuses to overwrite a live record. */
   async init(record: CapRecord): Promise<Result<null>> {
-    if (await this.ctx.storage.get(RECORD)) return fail("conflict", "cap already exists");
+    if (await this.ctx.storage.get(RECORD)) return refuse("capExists");
     await this.ctx.storage.put(RECORD, record);
     if (record.expiresAt !== null) await this.ctx.storage.setAlarm(record.expiresAt);
     return ok(null);
@@ -163,10 +164,9 @@ export class CapObject extends DurableObject<CapEnv> {
     const access = await this.authorize(["write"], rawPath);
     if (!access.ok) return refuseBody(body, access, request.length);
     const { cap, path, storage } = access.value;
-    if (etagConditionWithoutRead(cap.rights, request))
-      return refuseBody(body, fail("forbidden", "a condition on an etag needs the read right"), request.length);
+    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, refuse("etagNeedsRead"), request.length);
     if (request.length > this.maxFileBytes()) {
-      return refuseBody(body, fail("too_large", `files are limited to ${this.maxFileBytes()} bytes`), request.length);
+      return refuseBody(body, refuse("tooLarge", { limit: this.maxFileBytes() }), request.length);
     }
     const written = await this.revocable(cap.expiresAt, async (signal) =>
       storage.write(cap.root, path, cutOnAbort(body, signal, cap.expiresAt), {
@@ -250,9 +250,9 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!access.ok) return access;
     const { cap, path, storage } = access.value;
     const rights = request.rights ?? cap.rights;
-    if (!isSubset(rights, cap.rights)) return fail("forbidden", "a child cannot hold rights its parent lacks");
+    if (!isSubset(rights, cap.rights)) return refuse("rightsNotHeld");
     const root = path.text === "" ? cap.root : [...cap.root, childRoot("", path)];
-    if (utf8Length(root.join("")) >= MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+    if (utf8Length(root.join("")) >= MAX_KEY_BYTES) return refuse("pathTooLong");
     const prepared = await storage.prepareRoot(root, { create: false });
     if (!prepared.ok) return prepared;
 
@@ -304,20 +304,19 @@ export class CapObject extends DurableObject<CapEnv> {
   async listChildren(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<ChildPage>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
-    if (!cap.rights.includes("subdir")) return fail("forbidden", "listing children needs the subdir right");
+    if (!cap.rights.includes("subdir")) return refuse("listChildrenNeedsSubdir");
     return childPage(this.ctx.storage, rawCursor, rawLimit);
   }
 
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
-    if (!cap.rights.includes("subdir")) return fail("forbidden", "revoking children needs the subdir right");
+    if (!cap.rights.includes("subdir")) return refuse("revokeChildNeedsSubdir");
     const child = typeof id === "string" ? await this.ctx.storage.get<ChildRecord>(CHILD + id) : undefined;
-    if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now()))
-      return fail("not_found", "no such child");
+    if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now())) return refuse("noSuchChild");
     const outcome = await this.capStub(child.key)
       .revokeSubtree()
-      .catch(() => fail<RevokeOutcome>("unavailable"));
+      .catch(() => refuse("unavailable"));
     if (!outcome.ok) return outcome;
     await removeChild(this.ctx.storage, id);
     await this.recordIfLive("revoke_child", child.path, outcome, true, child.id);
@@ -413,18 +412,17 @@ export class CapObject extends DurableObject<CapEnv> {
     const allowed = options.any
       ? needed.some((r) => cap.rights.includes(r))
       : needed.every((r) => cap.rights.includes(r));
-    if (!allowed)
-      return fail("forbidden", `this operation needs the ${needed.join(options.any ? " or " : " and ")} right`);
+    if (!allowed) return refuse("needsRights", { rights: needed, any: options.any === true });
     const path = options.rootAllowed ? parseRelPath(rawPath) : this.parseFilePath(rawPath);
     if (!path.ok) return path;
     const storage = selectStorage(this.env, cap.backend);
-    if (!storage) return fail("unavailable", "this cap's storage backend is not configured here");
+    if (!storage) return refuse("backendMissing");
     return ok({ cap, path: path.value, storage });
   }
 
   private parseFilePath(rawPath: string | null): Result<RelPath> {
     const path = parseRelPath(rawPath);
-    if (path.ok && path.value.segments.length === 0) return fail("invalid_path", "a file operation needs a file name");
+    if (path.ok && path.value.segments.length === 0) return refuse("needsFileName");
     return path;
   }
 
@@ -490,7 +488,7 @@ export class CapObject extends DurableObject<CapEnv> {
 }
 
 function noSuchCap<T>(): Result<T> {
-  return fail("no_such_cap");
+  return refuse("noSuchCap");
 }
 
 /**

@@ -1,4 +1,5 @@
-import { fail, ok, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import type { ChildRecord } from "./cap-record.ts";
 
 /** A child's record, by id: what revocation and `DELETE /children/<id>` look up. */
@@ -28,7 +29,7 @@ export async function addChild(storage: DurableObjectStorage, child: ChildRecord
   let count = await countChildren(storage);
   if (count >= MAX_CHILDREN) count = await pruneExpired(storage, Date.now());
   if (count >= MAX_CHILDREN) {
-    return fail("conflict", `a cap holds at most ${MAX_CHILDREN} live children; revoke some first`);
+    return refuse("tooManyChildren", { limit: MAX_CHILDREN });
   }
   await storage.put({ [CHILD + child.id]: child, [orderKey(child)]: child.id, [COUNT]: count + 1 });
   return ok(null);

@@ -1,5 +1,6 @@
+import { refuse } from "../shared/refusals.ts";
 import { isListableName } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 
 export const MAX_LIST_LIMIT = 1000;
@@ -18,7 +19,7 @@ export function encodeCursor(name: string): string {
 
 export function decodeCursor(raw: string | null): Result<string | null> {
   if (raw === null || raw === "") return ok(null);
-  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return fail("bad_request", "invalid cursor");
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return refuse("invalidCursor");
   let name: string | null;
   try {
     const binary = atob(raw.replace(/-/g, "+").replace(/_/g, "/"));
@@ -26,17 +27,17 @@ export function decodeCursor(raw: string | null): Result<string | null> {
   } catch {
     name = null;
   }
-  if (name === null) return fail("bad_request", "invalid cursor");
+  if (name === null) return refuse("invalidCursor");
   // Any valid segment: below a cap's root `~x` or `c:` is an ordinary name, and a page may end on one.
-  if (!isListableName(name, false)) return fail("bad_request", "invalid cursor");
+  if (!isListableName(name, false)) return refuse("invalidCursor");
   return ok(name);
 }
 
 /** A page size from 1 to `max`; absent means `max`. */
 export function parseLimit(raw: string | null, max = MAX_LIST_LIMIT): Result<number> {
   if (raw === null || raw === "") return ok(max);
-  if (!/^\d{1,4}$/.test(raw)) return fail("bad_request", `limit must be an integer from 1 to ${max}`);
+  if (!/^\d{1,4}$/.test(raw)) return refuse("limitRange", { max });
   const limit = Number(raw);
-  if (limit < 1 || limit > max) return fail("bad_request", `limit must be an integer from 1 to ${max}`);
+  if (limit < 1 || limit > max) return refuse("limitRange", { max });
   return ok(limit);
 }

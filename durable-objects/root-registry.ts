@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
+import { refuse } from "../shared/refusals.ts";
 import { childRoot, MAX_KEY_BYTES, parseRelPath, utf8Length } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
@@ -35,15 +36,14 @@ export interface RootRequest extends GrantRequest {
  */
 export class RootRegistry extends DurableObject<CapEnv> {
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
-    if (request.backend !== "r2" && request.backend !== "disk")
-      return fail("bad_request", 'backend must be "r2" or "disk"');
+    if (request.backend !== "r2" && request.backend !== "disk") return refuse("backendChoice");
     const backend: Backend = request.backend;
     const storage = selectStorage(this.env, backend);
-    if (!storage) return fail("bad_request", `the ${backend} backend is not configured on this deployment`);
+    if (!storage) return refuse("backendNotDeployed", { backend });
     const path = parseRelPath(request.path);
     if (!path.ok) return path;
     const prefix = childRoot("", path.value);
-    if (utf8Length(prefix) >= MAX_KEY_BYTES) return fail("invalid_path", "prefix too long");
+    if (utf8Length(prefix) >= MAX_KEY_BYTES) return refuse("prefixTooLong");
     const prepared = await storage.prepareRoot([prefix], { create: true });
     if (!prepared.ok) return prepared;
 
@@ -100,11 +100,11 @@ export class RootRegistry extends DurableObject<CapEnv> {
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
     const record =
       typeof id === "string" ? await this.ctx.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + id) : undefined;
-    if (!record) return fail("not_found", "no such root");
+    if (!record) return refuse("noSuchRoot");
     // A DO RPC must answer with a Result, never reject: an unreachable root is a storage failure.
     const outcome = await this.cap(record.key)
       .revokeSubtree()
-      .catch(() => fail<RevokeOutcome>("unavailable"));
+      .catch(() => refuse("unavailable"));
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return outcome;

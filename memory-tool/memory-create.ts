@@ -1,4 +1,5 @@
 import { toCapPath } from "./memory-path.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -11,7 +12,7 @@ export async function createCommand(files: TextFiles, rawPath: string, fileText:
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
   if (path.value.rel.segments.length === 0)
-    return refuse("conflict", `The path ${path.value.shown} is a directory, not a file.`);
+    return refuse(memoryRefusal("isDirectoryNotFile", { shown: path.value.shown }));
   const written = await files.writeText(path.value.rel.text, fileText);
   if (!written.ok) return refused(written.error, rawPath);
   return done(`File created successfully at: ${path.value.shown}`);

@@ -1,5 +1,6 @@
 import type { CapFailure } from "../shared/result.ts";
-import { childPath, MEMORY_MOUNT, toCapPath } from "./memory-path.ts";
+import { childPath, toCapPath } from "./memory-path.ts";
+import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
 import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
@@ -21,25 +22,22 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
   const { rel, shown } = path.value;
-  if (rel.segments.length === 0) return refuse("forbidden", `Cannot delete the ${MEMORY_MOUNT} directory itself`);
+  if (rel.segments.length === 0) return refuse(memoryRefusal("cannotDeleteMount"));
   const stat = await files.stat(rel.text);
   if (!stat.ok)
     return stat.error.code === "not_found"
-      ? refuse("not_found", `The path ${shown} does not exist`)
+      ? refuse(memoryRefusal("doesNotExist", { shown }))
       : refused(stat.error, shown);
 
   const whole = await files.delete(rel.text);
   if (whole.ok) return done(`Successfully deleted ${shown}`);
-  if (whole.error.code === "not_found") return refuse("not_found", `The path ${shown} does not exist`);
+  if (whole.error.code === "not_found") return refuse(memoryRefusal("doesNotExist", { shown }));
   if (stat.value.type === "file" || whole.error.code !== "conflict") return refused(whole.error, shown);
 
   const tree = await walkTree(files, rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, shown);
   if (!tree.value.complete) {
-    return refuse(
-      "too_large",
-      `${shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was deleted. Delete its subdirectories first.`,
-    );
+    return refuse(memoryRefusal("tooManyToDelete", { shown, max: MAX_TREE_ENTRIES }));
   }
   let deleted = 0;
   // Entries come depth first, each folder before its contents: once a folder went as one entry (a link), skip what the walk saw through it.
@@ -62,5 +60,5 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
 }
 
 function stopped(error: CapFailure, deleted: number, shown: string): MemoryResult {
-  return refused({ code: error.code, message: `${error.message}; deleted ${deleted} files before stopping` }, shown);
+  return refused(stoppedAfter(error, `deleted ${deleted} files`), shown);
 }

@@ -1,5 +1,6 @@
 import type { Result } from "../shared/result.ts";
 import { type MemoryPath, quoteInput, toCapPath } from "./memory-path.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 import { done, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
 import { lineIndexOf, lineOffset, lineStart, linesFrom, splitLineCount } from "./text-lines.ts";
@@ -25,7 +26,7 @@ async function editFile(
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
   const p = path.value;
-  if (p.rel.segments.length === 0) return refuse("conflict", `The path ${p.shown} is not a file.`);
+  if (p.rel.segments.length === 0) return refuse(memoryRefusal("notAFile", { shown: p.shown }));
   for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
     const file = await files.readText(p.rel.text, MAX_TEXT_BYTES);
     if (!file.ok) return readFailure(file, p);
@@ -35,16 +36,12 @@ async function editFile(
     if (written.ok) return outcome.result;
     if (written.error.code !== "precondition_failed") return refused(written.error, p.shown);
   }
-  return refuse(
-    "precondition_failed",
-    `The file ${p.shown} kept changing while it was being edited; no change was made. View it and try again.`,
-  );
+  return refuse(memoryRefusal("keptChanging", { shown: p.shown }));
 }
 
 function readFailure(file: Result<unknown> & { ok: false }, p: MemoryPath): MemoryResult {
-  if (file.error.code === "not_found")
-    return refuse("not_found", `The path ${p.shown} does not exist. Please provide a valid path.`);
-  if (file.error.code === "conflict") return refuse("conflict", `The path ${p.shown} is not a file.`);
+  if (file.error.code === "not_found") return refuse(memoryRefusal("doesNotExistGiveValid", { shown: p.shown }));
+  if (file.error.code === "conflict") return refuse(memoryRefusal("notAFile", { shown: p.shown }));
   return refused(file.error, p.shown);
 }
 
@@ -63,23 +60,13 @@ export function strReplaceCommand(
   newStr: string,
 ): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
-    if (oldStr === "")
-      return refuse(
-        "bad_request",
-        `No replacement was performed, old_str is empty; give the exact text to replace in ${p.shown}.`,
-      );
+    if (oldStr === "") return refuse(memoryRefusal("emptyOldStr", { shown: p.shown }));
     const found = firstMatches(content, oldStr, 2, false);
     if (found.length === 0) {
-      return refuse(
-        "bad_request",
-        `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${p.shown}.`,
-      );
+      return refuse(memoryRefusal("oldStrMissing", { oldStr, shown: p.shown }));
     }
     if (found.length > 1) {
-      return refuse(
-        "bad_request",
-        `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${matchingLines(content, oldStr)}. Please ensure it is unique`,
-      );
+      return refuse(memoryRefusal("oldStrRepeated", { oldStr, lines: matchingLines(content, oldStr) }));
     }
     const at = found[0]!;
     // Slicing, not String.replace: a `$&` in new_str must stay literal.
@@ -111,10 +98,7 @@ export function insertCommand(
     const body = content.endsWith("\n") ? content.slice(0, -1) : content;
     const count = content === "" ? 0 : splitLineCount(body);
     if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > count) {
-      return refuse(
-        "bad_request",
-        `Invalid \`insert_line\` parameter: ${quoteInput(insertLine)}. It should be within the range [0, ${count}].`,
-      );
+      return refuse(memoryRefusal("badInsertLine", { quoted: quoteInput(insertLine), count }));
     }
     const parts: string[] = [];
     if (insertLine === count) {

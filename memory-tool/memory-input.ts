@@ -1,5 +1,6 @@
-import { fail, ok, type Result } from "../shared/result.ts";
+import { failed, ok, type Result } from "../shared/result.ts";
 import { quoteInput } from "./memory-path.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 
 /** The six commands of `memory_20250818`, as the model sends them. Paths are still raw. */
 export type MemoryCommand =
@@ -23,18 +24,18 @@ const COMMANDS = ["view", "create", "str_replace", "insert", "delete", "rename"]
  */
 export function parseMemoryInput(input: unknown): Result<MemoryCommand> {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return fail("bad_request", "the memory tool input must be a JSON object");
+    return failed(memoryRefusal("inputNotObject"));
   }
   const fields = input as Record<string, unknown>;
   const command = fields.command;
   if (!(COMMANDS as readonly unknown[]).includes(command))
-    return fail("bad_request", `Unknown command: ${quoteInput(command)}`);
+    return failed(memoryRefusal("unknownCommand", { quoted: quoteInput(command) }));
 
   const strings = (...names: string[]): Result<Record<string, string>> => {
     const out: Record<string, string> = {};
     for (const name of names) {
       const value = fields[name];
-      if (typeof value !== "string") return fail("bad_request", `"${name}" must be a string`);
+      if (typeof value !== "string") return failed(memoryRefusal("notAString", { field: name }));
       out[name] = value;
     }
     return ok(out);
@@ -47,10 +48,7 @@ export function parseMemoryInput(input: unknown): Result<MemoryCommand> {
       const range = fields.view_range;
       if (range === undefined || range === null) return ok({ command: "view", path: s.value.path!, view_range: null });
       if (!Array.isArray(range) || range.length !== 2 || !range.every((n) => Number.isSafeInteger(n))) {
-        return fail(
-          "bad_request",
-          `Invalid \`view_range\` parameter: ${quoteInput(range)}. It should be a list of two integers [start, end]; end -1 means the last line.`,
-        );
+        return failed(memoryRefusal("badViewRange", { quoted: quoteInput(range) }));
       }
       return ok({ command: "view", path: s.value.path!, view_range: [range[0] as number, range[1] as number] });
     }

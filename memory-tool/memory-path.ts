@@ -1,5 +1,7 @@
+import { refuse } from "../shared/refusals.ts";
 import { parseRelPath, type RelPath } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { failed, ok, type Result } from "../shared/result.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 
 /** Where the memory tool's directory appears to the model. */
 export const MEMORY_MOUNT = "/memories";
@@ -27,11 +29,11 @@ export interface MemoryPath {
  * toCapPath("/memoriesX")             // fail: invalid_path
  */
 export function toCapPath(raw: unknown): Result<MemoryPath> {
-  if (typeof raw !== "string") return fail("bad_request", "path must be a string");
+  if (typeof raw !== "string") return refuse("notAString", { field: "path" });
   let remainder: string;
   if (raw === MEMORY_MOUNT) remainder = "";
   else if (raw.startsWith(`${MEMORY_MOUNT}/`)) remainder = raw.slice(MEMORY_MOUNT.length + 1);
-  else return fail("invalid_path", `memory paths are ${MEMORY_MOUNT} or start with ${MEMORY_MOUNT}/`);
+  else return failed(memoryRefusal("notMemoryPath"));
   const rel = parseRelPath(remainder);
   if (!rel.ok) return rel;
   return ok({ rel: rel.value, shown: raw });

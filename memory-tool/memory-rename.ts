@@ -1,5 +1,6 @@
 import type { CapFailure } from "../shared/result.ts";
-import { childPath, MEMORY_MOUNT, type MemoryPath, toCapPath } from "./memory-path.ts";
+import { childPath, type MemoryPath, toCapPath } from "./memory-path.ts";
+import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
 import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
@@ -23,17 +24,17 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   const to = toCapPath(rawNew);
   if (!to.ok) return refused(to.error, rawNew);
   const [src, dst] = [from.value, to.value];
-  if (src.rel.segments.length === 0) return refuse("forbidden", `Cannot rename the ${MEMORY_MOUNT} directory itself`);
-  if (dst.rel.segments.length === 0) return refuse("conflict", `The destination ${dst.shown} already exists`);
+  if (src.rel.segments.length === 0) return refuse(memoryRefusal("cannotRenameMount"));
+  if (dst.rel.segments.length === 0) return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
 
   const existing = await files.stat(dst.rel.text);
-  if (existing.ok) return refuse("conflict", `The destination ${dst.shown} already exists`);
+  if (existing.ok) return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
   if (existing.error.code !== "not_found") return refused(existing.error, dst.shown);
 
   const source = await files.stat(src.rel.text);
   if (!source.ok)
     return source.error.code === "not_found"
-      ? refuse("not_found", `The path ${src.shown} does not exist`)
+      ? refuse(memoryRefusal("doesNotExist", { shown: src.shown }))
       : refused(source.error, src.shown);
 
   if (source.value.type === "file") {
@@ -43,7 +44,7 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   }
 
   if (dst.rel.text.startsWith(`${src.rel.text}/`)) {
-    return refuse("invalid_path", `Cannot move the directory ${src.shown} into itself (${dst.shown})`);
+    return refuse(memoryRefusal("moveIntoItself", { from: src.shown, to: dst.shown }));
   }
   const whole = await files.move(src.rel.text, dst.rel.text);
   if (whole.ok) return done(`Successfully renamed ${src.shown} to ${dst.shown}`);
@@ -51,17 +52,11 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   const tree = await walkTree(files, src.rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
   if (!tree.ok) return refused(tree.error, src.shown);
   if (!tree.value.complete) {
-    return refuse(
-      "too_large",
-      `${src.shown} holds more than ${MAX_TREE_ENTRIES} entries; nothing was moved. Rename its subdirectories one by one.`,
-    );
+    return refuse(memoryRefusal("tooManyToMove", { shown: src.shown, max: MAX_TREE_ENTRIES }));
   }
   let moved = 0;
   const stopped = (error: CapFailure) =>
-    refused(
-      { code: error.code, message: `${error.message}; moved ${moved} files to ${dst.shown} before stopping` },
-      src.shown,
-    );
+    refused(stoppedAfter(error, `moved ${moved} files to ${dst.shown}`), src.shown);
   // Entries come depth first, each folder before its contents: once a folder moved as one entry (a link), skip what the walk saw through it.
   let gone: string | null = null;
   for (const entry of tree.value.entries) {
@@ -87,8 +82,8 @@ async function movedFailure(
   srcShown: string,
   dst: MemoryPath,
 ): Promise<MemoryResult> {
-  if (error.code === "not_found") return refuse("not_found", `The path ${srcShown} does not exist`);
+  if (error.code === "not_found") return refuse(memoryRefusal("doesNotExist", { shown: srcShown }));
   if (error.code === "conflict" && (await files.stat(dst.rel.text)).ok)
-    return refuse("conflict", `The destination ${dst.shown} already exists`);
+    return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
   return refused(error, dst.shown);
 }

@@ -15,9 +15,9 @@ export function done(text: string): MemoryResult {
   return { text, isError: false, code: null };
 }
 
-/** An error in the reference implementation's own words. */
-export function refuse(code: ErrorCode, message: string): MemoryResult {
-  return { text: `Error: ${message}`, isError: true, code };
+/** An error in the reference implementation's own words (from memory-refusals.ts). */
+export function refuse(failure: CapFailure): MemoryResult {
+  return { text: `Error: ${failure.message}`, isError: true, code: failure.code };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type MemoryPath, toCapPath, withoutTrailingSlash } from "./memory-path.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 import { done, formatSize, MAX_LINES, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
 import { walkTree } from "./memory-tree.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
@@ -55,22 +56,19 @@ async function viewFile(files: TextFiles, path: MemoryPath, viewRange: [number, 
   if (!file.ok) return file.error.code === "not_found" ? missing(path) : refused(file.error, path.shown);
   const text = file.value.text;
   const total = splitLineCount(text);
-  if (total > MAX_LINES) return refuse("too_large", `File ${path.shown} exceeds maximum line limit of 999,999 lines.`);
+  if (total > MAX_LINES) return refuse(memoryRefusal("overLineLimit", { shown: path.shown }));
   // The reference's slicing, kept exactly (Python's, as Array.slice): start clamps to 1, -1 ends at the last line.
   const start = viewRange === null ? 0 : Math.min(Math.max(1, viewRange[0]) - 1, total);
   const rawEnd = viewRange === null || viewRange[1] === -1 ? total : viewRange[1];
   const end = Math.min(rawEnd < 0 ? Math.max(0, total + rawEnd) : rawEnd, total);
   const count = Math.max(0, end - start);
   if (count > VIEW_MAX_LINES) {
-    return refuse(
-      "too_large",
-      `File ${path.shown} has ${total} lines; view at most ${VIEW_MAX_LINES} at a time with view_range [start, end].`,
-    );
+    return refuse(memoryRefusal("viewTooLong", { shown: path.shown, total, max: VIEW_MAX_LINES }));
   }
   const numbered = linesFrom(text, lineOffset(text, start), count).map((line, i) => numberedLine(start + i + 1, line));
   return done(`Here's the content of ${path.shown} with line numbers:\n${numbered.join("\n")}`);
 }
 
 function missing(path: MemoryPath): MemoryResult {
-  return refuse("not_found", `The path ${path.shown} does not exist. Please provide a valid path.`);
+  return refuse(memoryRefusal("doesNotExistGiveValid", { shown: path.shown }));
 }

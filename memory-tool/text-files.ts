@@ -1,6 +1,8 @@
-import { fail, ok, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import { failed, ok, type Result } from "../shared/result.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
+import { memoryRefusal } from "./memory-refusals.ts";
 
 /**
  * The few cap operations the memory tool (and the MCP tools) need, as text.
@@ -72,7 +74,7 @@ export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxB
     chunks.push(value);
   }
   const text = decodeChunksStrict(chunks);
-  return text === null ? fail("bad_request", "the file is not UTF-8 text") : ok(text);
+  return text === null ? failed(memoryRefusal("notUtf8")) : ok(text);
 }
 
 /**
@@ -95,7 +97,7 @@ export async function collectPages(
       );
     }
     // A cursor handed back unchanged would loop forever.
-    if (page.value.cursor !== null && page.value.cursor === cursor) return fail("unavailable");
+    if (page.value.cursor !== null && page.value.cursor === cursor) return refuse("unavailable");
     if (page.value.cursor !== null && entries.length === maxEntries) return ok({ entries, complete: false });
     cursor = page.value.cursor;
   } while (cursor !== null);
@@ -103,7 +105,7 @@ export async function collectPages(
 }
 
 export function tooLarge<T>(maxBytes: number): Result<T> {
-  return fail("too_large", `files read as text are limited to ${maxBytes} bytes`);
+  return failed(memoryRefusal("textTooLarge", { limit: maxBytes }));
 }
 
 export function utf8Bytes(text: string): Uint8Array {

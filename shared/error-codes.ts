@@ -1,3 +1,5 @@
+import { type Reason, refusal } from "./refusals.ts";
+
 /**
  * The wire error codes. Every refusal anywhere in capvault is one of these;
  * `worker/http-error.ts` maps each to exactly one HTTP status.
@@ -26,38 +28,26 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && (ERROR_CODES as readonly string[]).includes(value);
 }
 
-/** Messages are fixed per code so they can never echo a root prefix or host path. */
+/** The reason whose text a code carries when a refusal names only its code (a decoded or passed-through one). */
+const CODE_REASON = {
+  bad_request: "badRequest",
+  invalid_path: "invalidPath",
+  absolute_path: "absolutePath",
+  path_escapes: "pathEscapes",
+  unauthorized: "adminTokenRequired",
+  forbidden: "lacksRight",
+  outside_root: "outsideRoot",
+  no_such_cap: "noSuchCap",
+  not_found: "notFound",
+  conflict: "fileDirectoryClash",
+  precondition_failed: "preconditionFailed",
+  too_large: "bodyLimit",
+  length_required: "lengthRequired",
+  range_not_satisfiable: "rangeNotSatisfiable",
+  unavailable: "unavailable",
+} as const satisfies { [C in ErrorCode]: Reason };
+
+/** Messages are fixed per code (in shared/refusals.ts) so they can never echo a root prefix or host path. */
 export function defaultMessage(code: ErrorCode): string {
-  switch (code) {
-    case "bad_request":
-      return "bad request";
-    case "invalid_path":
-      return "invalid path";
-    case "absolute_path":
-      return "absolute paths forbidden";
-    case "path_escapes":
-      return "path escapes";
-    case "unauthorized":
-      return "admin token required";
-    case "forbidden":
-      return "capability lacks the right for this operation";
-    case "outside_root":
-      return "resolved outside root";
-    case "no_such_cap":
-      return "no such capability";
-    case "not_found":
-      return "nothing at that path";
-    case "conflict":
-      return "a file is where a directory is needed, or the reverse";
-    case "precondition_failed":
-      return "precondition failed";
-    case "too_large":
-      return "body too large";
-    case "length_required":
-      return "a body of known length is required";
-    case "range_not_satisfiable":
-      return "range not satisfiable";
-    case "unavailable":
-      return "storage temporarily unavailable";
-  }
+  return refusal(CODE_REASON[code]).message;
 }

@@ -1,4 +1,5 @@
-import { fail, ok, type Result } from "./result.ts";
+import { echoedName, refuse } from "./refusals.ts";
+import { ok, type Result } from "./result.ts";
 import { parseRights, type Right } from "./rights.ts";
 
 /** What a client may ask for when minting a cap (subdir) or a root (admin). */
@@ -24,16 +25,15 @@ export function parseGrantRequest(
   options: { pathField?: "path" | "prefix"; extraFields?: readonly string[] } = {},
 ): Result<GrantRequest> {
   const pathField = options.pathField ?? "path";
-  if (typeof body !== "object" || body === null || Array.isArray(body))
-    return fail("bad_request", "expected a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return refuse("expectedObject");
   const fields = body as Record<string, unknown>;
   const known = new Set([pathField, "rights", "ttlSeconds", "label", ...(options.extraFields ?? [])]);
   const unknown = Object.keys(fields).find((k) => !known.has(k));
-  if (unknown !== undefined) return fail("bad_request", `unknown field "${unknown.slice(0, 40)}"`);
+  if (unknown !== undefined) return refuse("unknownField", { field: echoedName(unknown) });
 
   const { rights, ttlSeconds, label } = fields;
   const path = fields[pathField] ?? "";
-  if (typeof path !== "string") return fail("bad_request", `${pathField} must be a string`);
+  if (typeof path !== "string") return refuse("notAString", { field: pathField });
   let parsedRights: Right[] | null = null;
   if (rights !== undefined && rights !== null) {
     const r = parseRights(rights);
@@ -47,7 +47,7 @@ export function parseGrantRequest(
       ttlSeconds < 1 ||
       ttlSeconds > MAX_TTL_SECONDS
     ) {
-      return fail("bad_request", `ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`);
+      return refuse("ttlRange", { max: MAX_TTL_SECONDS });
     }
   }
   if (label !== undefined && label !== null) {
@@ -57,7 +57,7 @@ export function parseGrantRequest(
       LABEL_FORBIDDEN.test(label) ||
       !label.isWellFormed()
     ) {
-      return fail("bad_request", `label must be a string of at most ${MAX_LABEL_LENGTH} printable characters`);
+      return refuse("labelInvalid", { max: MAX_LABEL_LENGTH });
     }
   }
   return ok({

@@ -1,4 +1,5 @@
-import { fail, ok, type Result } from "./result.ts";
+import { refuse } from "./refusals.ts";
+import { ok, type Result } from "./result.ts";
 
 /** R2's key limit, in UTF-8 bytes. The disk backend enforces the same one so both behave alike. */
 export const MAX_KEY_BYTES = 1024;
@@ -42,26 +43,25 @@ const DRIVE_LETTER = /^[A-Za-z]:/;
  */
 export function parseRelPath(input: string | null | undefined): Result<RelPath> {
   if (input === undefined || input === null || input === "") return ok(ROOT_PATH);
-  if (typeof input !== "string") return fail("invalid_path");
+  if (typeof input !== "string") return refuse("invalidPath");
   if (input.startsWith("/") || input.startsWith("\\") || input.startsWith("~") || DRIVE_LETTER.test(input)) {
-    return fail("absolute_path");
+    return refuse("absolutePath");
   }
   // One trailing slash names the same thing as none ("skills/" is "skills").
   const trimmed = input.endsWith("/") ? input.slice(0, -1) : input;
   const segments = trimmed.split("/");
   // `..` is judged before anything else so that "a/../b" is always an escape,
   // whatever else is wrong with it.
-  if (segments.includes("..")) return fail("path_escapes");
-  if (input.includes("\\")) return fail("invalid_path", "backslashes are not allowed in paths");
-  if (FORBIDDEN_CHAR.test(input)) return fail("invalid_path", "control characters are not allowed in paths");
-  if (!input.isWellFormed()) return fail("invalid_path", "unpaired surrogates are not allowed in paths");
+  if (segments.includes("..")) return refuse("pathEscapes");
+  if (input.includes("\\")) return refuse("backslash");
+  if (FORBIDDEN_CHAR.test(input)) return refuse("controlCharacter");
+  if (!input.isWellFormed()) return refuse("unpairedSurrogate");
   for (const segment of segments) {
-    if (segment === "" || segment === ".") return fail("invalid_path", "empty and '.' segments are not allowed");
-    if (utf8Length(segment) > MAX_SEGMENT_BYTES) return fail("invalid_path", "a path segment is over 255 bytes");
-    if (segment.startsWith(RESERVED_NAME_PREFIX))
-      return fail("invalid_path", "names starting with .capvault- are reserved");
+    if (segment === "" || segment === ".") return refuse("emptySegment");
+    if (utf8Length(segment) > MAX_SEGMENT_BYTES) return refuse("segmentTooLong");
+    if (segment.startsWith(RESERVED_NAME_PREFIX)) return refuse("reservedName");
   }
-  if (utf8Length(trimmed) > MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+  if (utf8Length(trimmed) > MAX_KEY_BYTES) return refuse("pathTooLong");
   return ok({ segments, text: segments.join("/") });
 }
 
@@ -73,7 +73,7 @@ const ROOT_PATH: RelPath = Object.freeze({ segments: Object.freeze([]) as readon
  */
 export function storageKey(root: string, path: RelPath, kind: "file" | "dir"): Result<string> {
   const key = kind === "dir" ? (path.text === "" ? root : `${root}${path.text}/`) : `${root}${path.text}`;
-  if (utf8Length(key) > MAX_KEY_BYTES) return fail("invalid_path", "path too long");
+  if (utf8Length(key) > MAX_KEY_BYTES) return refuse("pathTooLong");
   return ok(key);
 }
 

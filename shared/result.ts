@@ -22,6 +22,11 @@ export function failure(code: ErrorCode, message?: string): CapFailure {
   return { code, message: message ?? defaultMessage(code) };
 }
 
+/** The failed Result carrying `failure`, a refusal from a table (shared/refusals.ts or a tool's own). */
+export function failed(failure: CapFailure): Result<never> {
+  return { ok: false, error: failure };
+}
+
 export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
   return { ok: false, error: failure(code, message) };
 }

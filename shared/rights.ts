@@ -1,4 +1,5 @@
-import { fail, ok, type Result } from "./result.ts";
+import { refuse } from "./refusals.ts";
+import { ok, type Result } from "./result.ts";
 
 export const RIGHTS = ["read", "write", "delete", "list", "subdir"] as const;
 export type Right = (typeof RIGHTS)[number];
@@ -8,13 +9,13 @@ export type Right = (typeof RIGHTS)[number];
  * rights. Returns them in canonical order so equal sets compare equal.
  */
 export function parseRights(value: unknown): Result<Right[]> {
-  if (!Array.isArray(value)) return fail("bad_request", "rights must be an array of strings");
+  if (!Array.isArray(value)) return refuse("rightsNotArray");
   const seen = new Set<Right>();
   for (const item of value) {
     if (typeof item !== "string" || !(RIGHTS as readonly string[]).includes(item)) {
-      return fail("bad_request", `unknown right; rights are ${RIGHTS.join(", ")}`);
+      return refuse("unknownRight", { known: RIGHTS });
     }
-    if (seen.has(item as Right)) return fail("bad_request", "rights must not repeat");
+    if (seen.has(item as Right)) return refuse("rightsRepeat");
     seen.add(item as Right);
   }
   return ok(RIGHTS.filter((r) => seen.has(r)));

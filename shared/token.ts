@@ -7,7 +7,8 @@
  * is ever stored or used as a Durable Object name, so a dump of every byte of
  * durable state holds no usable token.
  */
-import { fail, ok, type Result } from "./result.ts";
+import { refuse } from "./refusals.ts";
+import { ok, type Result } from "./result.ts";
 import { tokenHmacKey } from "./token-key.ts";
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
@@ -65,7 +66,7 @@ async function macOf(key: CryptoKey, random: Uint8Array): Promise<Uint8Array> {
  */
 export async function mintToken(rawKey: string | undefined): Promise<Result<string>> {
   const key = await tokenHmacKey(rawKey);
-  if (!key) return fail("unavailable", "this vault has no token key configured");
+  if (!key) return refuse("noTokenKey");
   const bytes = new Uint8Array(RANDOM_BYTES + MAC_BYTES);
   const random = crypto.getRandomValues(bytes.subarray(0, RANDOM_BYTES));
   bytes.set(await macOf(key, random), RANDOM_BYTES);

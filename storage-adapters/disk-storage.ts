@@ -1,5 +1,6 @@
+import { refuse } from "../shared/refusals.ts";
 import { parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { ok, type Result } from "../shared/result.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
 import {
   DISK_SECRET_HEADER,
@@ -19,7 +20,7 @@ import type {
   StorageReadOptions,
   StorageWriteOptions,
 } from "./storage-adapter.ts";
-import { TOO_SLOW, timedBody, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
+import { timedBody, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
 
 /** The `DISK` service binding: the Node disk host, reached with plain fetches. */
 export interface DiskFetcher {
@@ -55,13 +56,13 @@ export class DiskStorage implements StorageAdapter {
       range: options.range ?? null,
       ifNoneMatch: options.ifNoneMatch ?? null,
     });
-    if (!response) return fail("unavailable");
+    if (!response) return refuse("unavailable");
     const head = response.headers.get(READ_META_HEADER);
     if (head === null) return answer<"read">(response);
     const decoded = decodeReadMeta(head);
     if (!decoded || !response.body) {
       await response.body?.cancel().catch(() => undefined);
-      return fail("unavailable");
+      return refuse("unavailable");
     }
     return ok({ status: "body", meta: decoded.meta, range: decoded.range, body: response.body });
   }
@@ -90,8 +91,8 @@ export class DiskStorage implements StorageAdapter {
     // host's own (looser) limits are the backstop that frees its descriptors.
     const timed = timedBody(body, options.length, this.uploads);
     const response = await this.send(call, timed.body);
-    const result = response ? await answer<"write">(response) : fail<WriteResult>("unavailable");
-    return !result.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : result;
+    const result = response ? await answer<"write">(response) : refuse("unavailable");
+    return !result.ok && timed.timedOut() ? refuse("tooSlow") : result;
   }
 
   async remove(root: Root, path: RelPath): Promise<Result<null>> {
@@ -145,7 +146,7 @@ export class DiskStorage implements StorageAdapter {
 
   private async ask<K extends DiskOp>(call: DiskCall & { op: K }): Promise<Result<DiskAnswers[K]>> {
     const response = await this.send(call);
-    return response ? answer<K>(response) : fail("unavailable");
+    return response ? answer<K>(response) : refuse("unavailable");
   }
 
   /** `null` when the host could not be reached or answered outside the protocol. */
@@ -167,14 +168,14 @@ export class DiskStorage implements StorageAdapter {
 
 async function answer<K extends DiskOp>(response: Response): Promise<Result<DiskAnswers[K]>> {
   try {
-    return decodeResult<DiskAnswers[K]>(await response.json()) ?? fail("unavailable");
+    return decodeResult<DiskAnswers[K]>(await response.json()) ?? refuse("unavailable");
   } catch {
-    return fail("unavailable");
+    return refuse("unavailable");
   }
 }
 
 function fileKey(root: Root, path: RelPath): Result<string> {
-  if (path.segments.length === 0) return fail("invalid_path", "a file operation needs a file name");
+  if (path.segments.length === 0) return refuse("needsFileName");
   return storageKey(root.join(""), path, "file");
 }
 

@@ -1,6 +1,7 @@
 import { etagListMatches, parseByteRange, writeAllowed } from "../shared/http-conditions.ts";
+import { refuse } from "../shared/refusals.ts";
 import { isListableName, parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
-import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
+import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
 import {
@@ -13,14 +14,7 @@ import {
   type StorageReadOptions,
   type StorageWriteOptions,
 } from "./storage-adapter.ts";
-import {
-  TOO_MANY_UPLOADS,
-  TOO_SLOW,
-  timedBody,
-  UPLOAD_LIMITS,
-  type UploadLimits,
-  UploadSlots,
-} from "./upload-limits.ts";
+import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
 
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
@@ -75,8 +69,7 @@ export class R2Storage implements StorageAdapter {
     // if the object is still that version; retry if it changed in between.
     for (let attempt = 0; attempt < 3; attempt++) {
       const head = await this.bucket.head(key.value);
-      if (!head)
-        return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
+      if (!head) return (await this.isDir(key.value + "/")) ? refuse("isDirectory") : refuse("notFound");
       const meta = metaOf(head);
       if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag))
         return ok({ status: "not_modified", meta });
@@ -86,11 +79,11 @@ export class R2Storage implements StorageAdapter {
         onlyIf: { etagMatches: meta.etag },
         ...(range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : {}),
       });
-      if (!object) return fail("not_found");
+      if (!object) return refuse("notFound");
       if (!("body" in object)) continue;
       return ok({ status: "body", meta, body: object.body, range });
     }
-    return fail("conflict", "the file kept changing while it was read");
+    return refuse("keptChanging");
   }
 
   async write(
@@ -106,17 +99,17 @@ export class R2Storage implements StorageAdapter {
       this.isDir(key.value + "/"),
       this.bucket.head(key.value),
     ]);
-    if (ancestorIsFile) return refuseBody(body, fail("conflict", "a parent of that path is a file"), options.length);
-    if (isDir) return refuseBody(body, fail("conflict", "that path is a directory"), options.length);
+    if (ancestorIsFile) return refuseBody(body, refuse("parentIsFile"), options.length);
+    if (isDir) return refuseBody(body, refuse("isDirectory"), options.length);
     if (!writeAllowed(options, current?.etag ?? null))
-      return refuseBody(body, fail("precondition_failed"), options.length);
+      return refuseBody(body, refuse("preconditionFailed"), options.length);
     // Counted per isolate (every cap object an isolate runs shares it).
     const release = r2Uploads.take(this.uploads.maxConcurrent);
-    if (!release) return refuseBody(body, fail("unavailable", TOO_MANY_UPLOADS), options.length);
+    if (!release) return refuseBody(body, refuse("tooManyUploads"), options.length);
     try {
       const timed = timedBody(body, options.length, this.uploads);
       const stored = await this.store(key.value, timed.body, options, current);
-      return !stored.ok && timed.timedOut() ? fail("bad_request", TOO_SLOW) : stored;
+      return !stored.ok && timed.timedOut() ? refuse("tooSlow") : stored;
     } finally {
       release();
     }
@@ -164,13 +157,11 @@ export class R2Storage implements StorageAdapter {
       // body, and then the pipe would wait for a reader forever.
       // Nothing was stored either way. Blame the client only when its body
       // was the wrong length; otherwise it was storage, and worth a retry.
-      return delivered === options.length
-        ? fail("unavailable", "storage failed; nothing was written")
-        : fail("bad_request", "the body did not match its Content-Length");
+      return delivered === options.length ? refuse("storageFailed") : refuse("lengthMismatch");
     }
     // R2 re-checks the precondition atomically; null means it failed there
     // (and it may not have read the body: do not wait for the pipe).
-    if (!stored) return fail("precondition_failed");
+    if (!stored) return refuse("preconditionFailed");
     await piping;
     return ok({ created: current === null, size: stored.size, etag: stored.etag });
   }
@@ -185,15 +176,14 @@ export class R2Storage implements StorageAdapter {
     // A body that fails (or times out) before it ends stores nothing, even an empty file.
     const first = await reader.read().catch(() => null);
     await reader.cancel().catch(() => undefined);
-    if (!first || (!first.done && first.value && first.value.byteLength > 0))
-      return fail("bad_request", "the body did not match its Content-Length");
+    if (!first || (!first.done && first.value && first.value.byteLength > 0)) return refuse("lengthMismatch");
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const stored = await this.bucket.put(key, new Uint8Array(0), {
       httpMetadata: { contentType: options.contentType },
       ...(conditional ? { onlyIf } : {}),
     });
-    if (!stored) return fail("precondition_failed");
+    if (!stored) return refuse("preconditionFailed");
     return ok({ created: current === null, size: stored.size, etag: stored.etag });
   }
 
@@ -201,8 +191,7 @@ export class R2Storage implements StorageAdapter {
     const key = this.fileKey(root, path);
     if (!key.ok) return key;
     const head = await this.bucket.head(key.value);
-    if (!head)
-      return (await this.isDir(key.value + "/")) ? fail("conflict", "that path is a directory") : fail("not_found");
+    if (!head) return (await this.isDir(key.value + "/")) ? refuse("isDirectory") : refuse("notFound");
     await this.bucket.delete(key.value);
     return ok(null);
   }
@@ -214,7 +203,7 @@ export class R2Storage implements StorageAdapter {
     const [head, isDir] = await Promise.all([this.bucket.head(key.value), this.isDir(key.value + "/")]);
     if (head) return ok({ type: "file", ...metaOf(head) });
     if (isDir) return ok({ type: "dir" });
-    return fail("not_found");
+    return refuse("notFound");
   }
 
   async list(
@@ -226,8 +215,8 @@ export class R2Storage implements StorageAdapter {
     if (!dir.ok) return dir;
     if (path.segments.length > 0 && options.after === null) {
       const [head, isDir] = await Promise.all([this.bucket.head(dir.value.slice(0, -1)), this.isDir(dir.value)]);
-      if (head) return fail("conflict", "that path is a file");
-      if (!isDir) return fail("not_found");
+      if (head) return refuse("isFile");
+      if (!isDir) return refuse("notFound");
     }
     const collected: ListEntry[] = [];
     const seen = new Set<string>();
@@ -295,23 +284,22 @@ export class R2Storage implements StorageAdapter {
     const dst = this.fileKey(root, to);
     if (!dst.ok) return dst;
     const source = await this.bucket.get(src.value);
-    if (!source)
-      return (await this.isDir(src.value + "/")) ? fail("conflict", "cannot move a directory") : fail("not_found");
+    if (!source) return (await this.isDir(src.value + "/")) ? refuse("cannotMoveDirectory") : refuse("notFound");
     const [ancestorIsFile, isDir, existing] = await Promise.all([
       this.anyAncestorIsFile(dst.value),
       this.isDir(dst.value + "/"),
       this.bucket.head(dst.value),
     ]);
     const refusal = ancestorIsFile
-      ? "a parent of the destination is a file"
+      ? "destinationParentIsFile"
       : isDir
-        ? "the destination is a directory"
+        ? "destinationIsDirectory"
         : existing && !overwrite
-          ? "the destination exists"
+          ? "destinationExists"
           : null;
     if (refusal) {
       await source.body.cancel();
-      return fail("conflict", refusal);
+      return refuse(refusal);
     }
     if (src.value === dst.value) {
       await source.body.cancel();
@@ -328,11 +316,11 @@ export class R2Storage implements StorageAdapter {
         ...(overwrite ? {} : { onlyIf: new Headers({ "if-none-match": "*" }) }),
       });
     } catch {
-      return fail("unavailable", "the copy failed; the source is untouched");
+      return refuse("copyFailed");
     }
     // null: a file appeared at the destination after it was checked. Nothing
     // was copied, so the source must stay.
-    if (!copied) return fail("conflict", "the destination exists");
+    if (!copied) return refuse("destinationExists");
     await piping;
     await this.bucket.delete(src.value);
     return ok(null);
@@ -344,12 +332,12 @@ export class R2Storage implements StorageAdapter {
     const asPath = parseRelPath(prefix);
     if (!asPath.ok) return asPath;
     // The prefix ends in `/`, so this covers the folder itself too.
-    if (await this.anyAncestorIsFile(prefix)) return fail("conflict", "that path is a file");
+    if (await this.anyAncestorIsFile(prefix)) return refuse("isFile");
     return ok(null);
   }
 
   private fileKey(root: Root, path: RelPath): Result<string> {
-    if (path.segments.length === 0) return fail("invalid_path", "a file operation needs a file name");
+    if (path.segments.length === 0) return refuse("needsFileName");
     return storageKey(root.join(""), path, "file");
   }
 

@@ -1,4 +1,5 @@
 import { readWithin } from "../shared/read-within.ts";
+import { refusal } from "../shared/refusals.ts";
 
 /**
  * Time and concurrency bounds on uploads. A client that opens an upload and
@@ -29,8 +30,9 @@ export const UPLOAD_LIMITS: UploadLimits = {
 
 export { readWithin } from "../shared/read-within.ts";
 
-export const TOO_SLOW = "the body arrived too slowly; nothing was written";
-export const TOO_MANY_UPLOADS = "too many uploads in progress; nothing was written, try again later";
+/** The refusal texts, also the reason a timed-out body is cancelled with. */
+export const TOO_SLOW = refusal("tooSlow").message;
+export const TOO_MANY_UPLOADS = refusal("tooManyUploads").message;
 
 /** When an upload of `length` bytes starting now must be done. */
 export function uploadDeadline(length: number, limits: UploadLimits, now = Date.now()): number {

@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { rootRegistryStub } from "../durable-objects/object-stubs.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
-import { failure } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
 import { secretsEqual } from "../shared/token.ts";
 import { type AppEnv, publicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
@@ -17,7 +17,7 @@ const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
   const presented = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
   // With no admin token configured, admin routes stay shut rather than open.
   if (!expected || !presented || !(await secretsEqual(presented, expected))) {
-    return errorResponse(failure("unauthorized"));
+    return errorResponse(refusal("adminTokenRequired"));
   }
   await next();
 };
@@ -30,7 +30,7 @@ adminRoutes.post("/roots", async (c) => {
   const request = parseGrantRequest(body.value, { pathField: "prefix", extraFields: ["backend"] });
   if (!request.ok) return errorResponse(request.error);
   const backend = (body.value as { backend?: unknown }).backend;
-  if (typeof backend !== "string") return errorResponse(failure("bad_request", 'backend must be "r2" or "disk"'));
+  if (typeof backend !== "string") return errorResponse(refusal("backendChoice"));
   const result = await rootRegistryStub(c.env).mintRoot({ ...request.value, backend }, publicOrigin(c));
   return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
 });

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { failure } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
 import { adminRoutes } from "./admin-routes.ts";
 import type { AppEnv } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
@@ -21,9 +21,9 @@ app.use("*", requestLog, securityHeaders, settleUnreadBody);
 app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
 app.route("/object", objectRoutes);
 app.route("/admin", adminRoutes);
-app.notFound(() => errorResponse(failure("not_found", "no such route")));
+app.notFound(() => errorResponse(refusal("noSuchRoute")));
 // Unexpected failures never echo their message: it could name a key or path.
 app.onError((err) => {
   console.error(`unhandled ${err instanceof Error ? err.name : "error"}`);
-  return errorResponse(failure("unavailable"));
+  return errorResponse(refusal("unavailable"));
 });

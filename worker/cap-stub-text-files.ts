@@ -1,7 +1,8 @@
 import type { CapObject } from "../durable-objects/cap-object.ts";
 import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
 
 const PAGE = "1000";
@@ -22,7 +23,7 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
       const read = (await cap.readFile(path, { range: null, ifNoneMatch: null })) as Result<ReadShape>;
       if (!read.ok) return read;
       const outcome = read.value;
-      if (outcome.status !== "body") return fail("unavailable");
+      if (outcome.status !== "body") return refuse("unavailable");
       if (outcome.meta.size > maxBytes) {
         await outcome.body.cancel().catch(() => undefined);
         return tooLarge(maxBytes);

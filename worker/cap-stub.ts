@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
 import { capObjectStub } from "../durable-objects/object-stubs.ts";
-import { type CapFailure, failure, type Result } from "../shared/result.ts";
+import { refuse } from "../shared/refusals.ts";
+import type { CapFailure, Result } from "../shared/result.ts";
 import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
@@ -32,7 +33,7 @@ export type CapStub = DurableObjectStub<CapObject>;
  */
 export async function liveCap(c: Context<AppEnv>, token: string): Promise<Result<{ cap: CapStub; info: CapInfo }>> {
   const cap = await capStub(c, token);
-  if (!cap) return { ok: false, error: failure("no_such_cap") };
+  if (!cap) return refuse("noSuchCap");
   const info = await cap.describe();
   return info.ok ? { ok: true, value: { cap, info: info.value } } : info;
 }

@@ -1,3 +1,4 @@
+import { refusal } from "../shared/refusals.ts";
 import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
 import { errorResponse } from "./http-error.ts";
 
@@ -14,7 +15,7 @@ export function fileResponse(outcome: ReadOutcome): Response {
       return new Response(null, { status: 304, headers });
     case "unsatisfiable":
       headers.set("Content-Range", `bytes */${meta.size}`);
-      return errorResponse({ code: "range_not_satisfiable", message: "range not satisfiable" }, headers);
+      return errorResponse(refusal("rangeNotSatisfiable"), headers);
     case "body": {
       const { range } = outcome;
       const length = range ? range.end - range.start + 1 : meta.size;

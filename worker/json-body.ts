@@ -1,7 +1,7 @@
 import { readWithin } from "../shared/read-within.ts";
-import { fail, ok, type Result } from "../shared/result.ts";
+import { echoedName, refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
-import { TOO_SLOW } from "../storage-adapters/upload-limits.ts";
 
 /** Mint, move and admin bodies are small. */
 export const SMALL_JSON_BYTES = 64 * 1024;
@@ -27,7 +27,7 @@ export async function readJsonBody(
   maxBytes: number,
   options: { emptyAs?: unknown } = {},
 ): Promise<Result<unknown>> {
-  const tooLarge = fail<unknown>("too_large", `the request body is limited to ${maxBytes} bytes`);
+  const tooLarge = refuse("bodyTooLarge", { limit: maxBytes });
   const declared = Number(request.headers.get("content-length") ?? "0");
   const reader = request.body?.getReader();
   if (declared > DRAIN_LIMIT_BYTES) {
@@ -42,7 +42,7 @@ export async function readJsonBody(
     const next = await readWithin(reader, JSON_IDLE_MS, deadline);
     if (next === "timeout") {
       await reader.cancel().catch(() => undefined);
-      return fail("bad_request", TOO_SLOW);
+      return refuse("tooSlow");
     }
     const { done, value } = next;
     if (done) break;
@@ -59,15 +59,14 @@ export async function readJsonBody(
   try {
     return ok(JSON.parse(text ?? "\u0000"));
   } catch {
-    return fail("bad_request", "malformed JSON");
+    return refuse("malformedJson");
   }
 }
 
 /** A JSON object with only the named fields, or `bad_request`. */
 export function jsonObject(value: unknown, fields: readonly string[]): Result<Record<string, unknown>> {
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    return fail("bad_request", "expected a JSON object");
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("expectedObject");
   const unknown = Object.keys(value).find((k) => !fields.includes(k));
-  if (unknown !== undefined) return fail("bad_request", `unknown field "${unknown.slice(0, 40)}"`);
+  if (unknown !== undefined) return refuse("unknownField", { field: echoedName(unknown) });
   return ok(value as Record<string, unknown>);
 }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { createMemoryHandler } from "../memory-tool/memory-handler.ts";
-import { failure } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
 import { type AppEnv, liveCap } from "./cap-stub.ts";
 import { capStubTextFiles } from "./cap-stub-text-files.ts";
 import { errorResponse } from "./http-error.ts";
@@ -27,11 +27,11 @@ memoryRoutes.post("/:token/memory", async (c) => {
   const body = await readJsonBody(c.req.raw, MAX_MEMORY_BODY_BYTES);
   if (!body.ok) return errorResponse(body.error);
   if (typeof body.value !== "object" || body.value === null || Array.isArray(body.value)) {
-    return errorResponse(failure("bad_request", "expected a JSON object: the memory tool's input"));
+    return errorResponse(refusal("expectedMemoryInput"));
   }
   const result = await createMemoryHandler(capStubTextFiles(cap))(body.value);
   // Revoked while the command ran: answer like every other route for a dead cap.
-  if (result.code === "no_such_cap") return errorResponse(failure("no_such_cap"));
+  if (result.code === "no_such_cap") return errorResponse(refusal("noSuchCap"));
   const headers: Record<string, string> = { "Content-Type": "text/plain; charset=utf-8" };
   if (result.isError) headers["Capvault-Error-Code"] = result.code;
   return new Response(result.text, { status: 200, headers });

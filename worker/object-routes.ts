@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { parseGrantRequest } from "../shared/grant-request.ts";
-import { type CapFailure, failure, type Result } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
+import type { CapFailure, Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
 import type { MoveResult } from "../shared/wire-types.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
@@ -25,7 +26,7 @@ type Handler = (cap: CapStub, c: Context<AppEnv>) => Promise<Response>;
 function withCap(handler: Handler) {
   return async (c: Context<AppEnv>) => {
     const cap = await capStub(c, c.req.param("token") ?? "");
-    if (!cap) return errorResponse(failure("no_such_cap"));
+    if (!cap) return errorResponse(refusal("noSuchCap"));
     return handler(cap, c);
   };
 }
@@ -95,7 +96,7 @@ objectRoutes.put(
     // A body of unknown length is refused before it is streamed anywhere.
     if (length === null) {
       await settleBody(c.req.raw.body);
-      return refuse(cap, failure("length_required"));
+      return refuse(cap, refusal("lengthRequired"));
     }
     const body = c.req.raw.body ?? new Response("").body!;
     const result = await cap.writeFile(q.path, body, {
@@ -133,7 +134,7 @@ objectRoutes.post(
   withJson(["from", "to", "overwrite"], async (cap, body) => {
     const { from, to, overwrite = false } = body;
     if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
-      return refuse(cap, failure("bad_request", "from and to must be strings, overwrite a boolean"));
+      return refuse(cap, refusal("moveFields"));
     }
     const result = await cap.movePath(from, to, overwrite);
     return result.ok ? Response.json({ from, to } satisfies MoveResult) : errorResponse(result.error);

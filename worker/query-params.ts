@@ -1,4 +1,5 @@
-import { fail, ok, type Result } from "../shared/result.ts";
+import { echoedName, refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 
 /**
  * Reads query parameters strictly: each decoded exactly once, with invalid
@@ -21,10 +22,10 @@ export function readQuery(url: string, names: readonly string[]): Result<Record<
       name = decodeURIComponent(rawName.replaceAll("+", " "));
       value = decodeURIComponent(rawValue.replaceAll("+", " "));
     } catch {
-      return fail(rawName === "path" ? "invalid_path" : "bad_request", "invalid percent-encoding in the query");
+      return refuse(rawName === "path" ? "badPathEncoding" : "badQueryEncoding");
     }
     if (!names.includes(name)) continue;
-    if (out[name] !== null) return fail("bad_request", `the query parameter "${name}" is given more than once`);
+    if (out[name] !== null) return refuse("repeatedQuery", { name: echoedName(name) });
     out[name] = value;
   }
   return ok(out);

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
 import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
-import { failure } from "../../shared/result.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
+import { mcpRefusal } from "./mcp-refusals.ts";
 import { applyEdits, MAX_EDITS } from "./text-edits.ts";
 import { errorResult, textResult } from "./tool-result.ts";
 import { unifiedDiff } from "./unified-diff.ts";
@@ -84,9 +84,7 @@ export const editFileTool: CapTool = {
           if (written.ok) return textResult(diff);
           if (written.error.code !== "precondition_failed") return errorResult(written.error);
         }
-        return errorResult(
-          failure("precondition_failed", "the file kept changing while it was being edited; nothing was written"),
-        );
+        return errorResult(mcpRefusal("editKeptChanging"));
       },
     );
   },

@@ -1,5 +1,6 @@
 import type { TextFiles } from "../../memory-tool/text-files.ts";
-import { fail } from "../../shared/result.ts";
+import { failed } from "../../shared/result.ts";
+import { mcpRefusal } from "./mcp-refusals.ts";
 
 /**
  * What one HTTP request to the MCP endpoint may make the vault do, across
@@ -46,9 +47,6 @@ export class RequestBudget {
   }
 }
 
-const spent = (what: string, instead = "send further calls in a new request") =>
-  fail<never>("bad_request", `this request has used its budget of ${what}; ${instead}`);
-
 /**
  * `files`, charged to `budget`. A listing or read the budget cut short is
  * refused rather than answered in part, so no tool mistakes it for the whole.
@@ -58,29 +56,27 @@ export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFile
     ...files,
     async list(path, maxEntries) {
       if (budget.listings >= REQUEST_MAX_LISTINGS) {
-        return spent(
-          `${REQUEST_MAX_LISTINGS} directory listings`,
-          "list a subdirectory or fewer levels, or send further calls in a new request",
-        );
+        return failed(mcpRefusal("listingsSpent", { max: REQUEST_MAX_LISTINGS }));
       }
       const left = REQUEST_MAX_LISTED - budget.listed - 1;
-      if (left <= 0) return spent(`${REQUEST_MAX_LISTED} listed entries`);
+      if (left <= 0) return failed(mcpRefusal("listedSpent", { max: REQUEST_MAX_LISTED }));
       budget.listings += 1;
       budget.listed += 1;
       const listing = await files.list(path, Math.min(maxEntries, left));
       if (!listing.ok) return listing;
       budget.listed += listing.value.entries.length;
-      if (!listing.value.complete && left < maxEntries) return spent(`${REQUEST_MAX_LISTED} listed entries`);
+      if (!listing.value.complete && left < maxEntries)
+        return failed(mcpRefusal("listedSpent", { max: REQUEST_MAX_LISTED }));
       return listing;
     },
     async readText(path, maxBytes) {
       const left = REQUEST_MAX_READ_CHARS - budget.read;
-      if (left <= 0) return spent(`${REQUEST_MAX_READ_CHARS} characters read`);
+      if (left <= 0) return failed(mcpRefusal("readSpent", { max: REQUEST_MAX_READ_CHARS }));
       // UTF-8 takes at least a byte per character, so a file within `left` bytes fits the budget.
       const file = await files.readText(path, Math.min(maxBytes, left));
       if (!file.ok)
         return file.error.code === "too_large" && left < maxBytes
-          ? spent(`${REQUEST_MAX_READ_CHARS} characters read`)
+          ? failed(mcpRefusal("readSpent", { max: REQUEST_MAX_READ_CHARS }))
           : file;
       budget.read += file.value.text.length;
       return file;

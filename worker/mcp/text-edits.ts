@@ -1,5 +1,6 @@
 import { firstMatches } from "../../memory-tool/text-search.ts";
-import { fail, ok, type Result } from "../../shared/result.ts";
+import { failed, ok, type Result } from "../../shared/result.ts";
+import { mcpRefusal } from "./mcp-refusals.ts";
 
 /** One exact-text replacement, as `edit_file` takes it. */
 export interface TextEdit {
@@ -27,28 +28,21 @@ export const MAX_EDIT_SEARCH_CHARS = 16 * 1024 * 1024;
  * applyEdits("a b c", [{ oldText: "b", newText: "B" }]) // ok("a B c")
  */
 export function applyEdits(content: string, edits: readonly TextEdit[]): Result<string> {
-  if (edits.length > MAX_EDITS)
-    return fail("bad_request", `at most ${MAX_EDITS} edits per call; split them over several calls`);
+  if (edits.length > MAX_EDITS) return failed(mcpRefusal("tooManyEdits", { max: MAX_EDITS }));
   let text = content;
   let searched = 0;
   for (const [index, edit] of edits.entries()) {
-    const label = `edit ${index + 1}`;
-    if (edit.oldText === "") return fail("bad_request", `${label}: oldText is empty`);
+    const n = index + 1; // edits are numbered from 1 in refusals
+    if (edit.oldText === "") return failed(mcpRefusal("emptyOldText", { edit: n }));
     searched += text.length;
     if (searched > MAX_EDIT_SEARCH_CHARS) {
-      return fail(
-        "bad_request",
-        `${label}: these edits search more than ${MAX_EDIT_SEARCH_CHARS} characters in all (edits × file length); split them over several calls`,
-      );
+      return failed(mcpRefusal("editsSearchTooMuch", { edit: n, max: MAX_EDIT_SEARCH_CHARS }));
     }
     // Two matches, overlapping ones included, answer "once?"; a second one may start inside the first.
     const [at, again] = firstMatches(text, edit.oldText, 2);
-    if (at === undefined) return fail("bad_request", `${label}: oldText does not appear verbatim in the file`);
+    if (at === undefined) return failed(mcpRefusal("oldTextMissing", { edit: n }));
     if (again !== undefined) {
-      return fail(
-        "bad_request",
-        `${label}: oldText appears more than once; include more surrounding text to make it unique`,
-      );
+      return failed(mcpRefusal("oldTextRepeated", { edit: n }));
     }
     // Slicing, not String.replace: a `$&` in newText must stay literal.
     text = text.slice(0, at) + edit.newText + text.slice(at + edit.oldText.length);

@@ -1,0 +1,187 @@
+import type { ErrorCode } from "./error-codes.ts";
+import type { CapFailure, Result } from "./result.ts";
+import type { Right } from "./rights.ts";
+
+/**
+ * A name the client itself sent (a JSON field, a query parameter), echoed
+ * back cut to 40 characters. Only {@link echoedName} makes one, so a message
+ * parameter is never a plain string: no root prefix or host path can slip in.
+ */
+export type EchoedName = string & { readonly __echoedName: unique symbol };
+
+export function echoedName(raw: string): EchoedName {
+  return raw.slice(0, 40) as EchoedName;
+}
+
+/** What a message may be built from: numbers, rights, fixed words and names the client sent. */
+type SafeValue = number | boolean | readonly Right[] | EchoedName | "r2" | "disk" | "path" | "prefix";
+
+/** One refusal: its wire code and its text, fixed or built from typed parameters. */
+export interface RefusalEntry {
+  code: ErrorCode;
+  message: string | ((params: never) => string);
+}
+
+type MessageArgs<E extends RefusalEntry> = E["message"] extends string
+  ? []
+  : E["message"] extends (params: infer P) => string
+    ? [params: P]
+    : never;
+
+/**
+ * The lookup for a table of refusals: a reason (and its parameters) in, the
+ * wire refusal out. The tools with texts of their own (memory tool, MCP) keep
+ * their own table and build it with this too.
+ */
+export function refusalsFrom<T extends Record<string, RefusalEntry>>(table: T) {
+  return <R extends keyof T & string>(reason: R, ...params: MessageArgs<T[R]>): CapFailure => {
+    const entry = table[reason] as RefusalEntry;
+    const { message } = entry;
+    return {
+      code: entry.code,
+      message: typeof message === "string" ? message : (message as (p: unknown) => string)(params[0]),
+    };
+  };
+}
+
+/**
+ * Every refusal capvault gives, once: its wire code and its exact text. The
+ * backends are compared byte for byte (R2 vs disk), so one refusal has one
+ * text, and a text is fixed or built only from {@link SafeValue}s, so it can
+ * never echo a root prefix or a host path.
+ */
+export const REFUSALS = {
+  // -- a code's own text, for refusals that name only a code
+  badRequest: { code: "bad_request", message: "bad request" },
+  lacksRight: { code: "forbidden", message: "capability lacks the right for this operation" },
+  bodyLimit: { code: "too_large", message: "body too large" },
+  // -- the path parser
+  invalidPath: { code: "invalid_path", message: "invalid path" },
+  absolutePath: { code: "absolute_path", message: "absolute paths forbidden" },
+  pathEscapes: { code: "path_escapes", message: "path escapes" },
+  backslash: { code: "invalid_path", message: "backslashes are not allowed in paths" },
+  controlCharacter: { code: "invalid_path", message: "control characters are not allowed in paths" },
+  unpairedSurrogate: { code: "invalid_path", message: "unpaired surrogates are not allowed in paths" },
+  emptySegment: { code: "invalid_path", message: "empty and '.' segments are not allowed" },
+  segmentTooLong: { code: "invalid_path", message: "a path segment is over 255 bytes" },
+  reservedName: { code: "invalid_path", message: "names starting with .capvault- are reserved" },
+  pathTooLong: { code: "invalid_path", message: "path too long" },
+  prefixTooLong: { code: "invalid_path", message: "prefix too long" },
+  needsFileName: { code: "invalid_path", message: "a file operation needs a file name" },
+  outsideRoot: { code: "outside_root", message: "resolved outside root" },
+  // -- what storage holds
+  notFound: { code: "not_found", message: "nothing at that path" },
+  isDirectory: { code: "conflict", message: "that path is a directory" },
+  isFile: { code: "conflict", message: "that path is a file" },
+  parentIsFile: { code: "conflict", message: "a parent of that path is a file" },
+  fileDirectoryClash: { code: "conflict", message: "a file is where a directory is needed, or the reverse" },
+  cannotMoveDirectory: { code: "conflict", message: "cannot move a directory" },
+  destinationParentIsFile: { code: "conflict", message: "a parent of the destination is a file" },
+  destinationIsDirectory: { code: "conflict", message: "the destination is a directory" },
+  destinationExists: { code: "conflict", message: "the destination exists" },
+  keptChanging: { code: "conflict", message: "the file kept changing while it was read" },
+  preconditionFailed: { code: "precondition_failed", message: "precondition failed" },
+  rangeNotSatisfiable: { code: "range_not_satisfiable", message: "range not satisfiable" },
+  // -- uploads
+  lengthRequired: { code: "length_required", message: "a body of known length is required" },
+  lengthMismatch: { code: "bad_request", message: "the body did not match its Content-Length" },
+  tooSlow: { code: "bad_request", message: "the body arrived too slowly; nothing was written" },
+  tooManyUploads: {
+    code: "unavailable",
+    message: "too many uploads in progress; nothing was written, try again later",
+  },
+  tooLarge: { code: "too_large", message: (p: { limit: number }) => `files are limited to ${p.limit} bytes` },
+  bodyTooLarge: {
+    code: "too_large",
+    message: (p: { limit: number }) => `the request body is limited to ${p.limit} bytes`,
+  },
+  // -- storage failing
+  unavailable: { code: "unavailable", message: "storage temporarily unavailable" },
+  storageFailed: { code: "unavailable", message: "storage failed; nothing was written" },
+  copyFailed: { code: "unavailable", message: "the copy failed; the source is untouched" },
+  otherFilesystem: {
+    code: "unavailable",
+    message: "the destination is on another filesystem; the source is untouched",
+  },
+  backendMissing: { code: "unavailable", message: "this cap's storage backend is not configured here" },
+  noTokenKey: { code: "unavailable", message: "this vault has no token key configured" },
+  // -- caps and rights
+  noSuchCap: { code: "no_such_cap", message: "no such capability" },
+  capExists: { code: "conflict", message: "cap already exists" },
+  needsRights: {
+    code: "forbidden",
+    message: (p: { rights: readonly Right[]; any: boolean }) =>
+      `this operation needs the ${p.rights.join(p.any ? " or " : " and ")} right`,
+  },
+  etagNeedsRead: { code: "forbidden", message: "a condition on an etag needs the read right" },
+  rightsNotHeld: { code: "forbidden", message: "a child cannot hold rights its parent lacks" },
+  listChildrenNeedsSubdir: { code: "forbidden", message: "listing children needs the subdir right" },
+  revokeChildNeedsSubdir: { code: "forbidden", message: "revoking children needs the subdir right" },
+  tooManyChildren: {
+    code: "conflict",
+    message: (p: { limit: number }) => `a cap holds at most ${p.limit} live children; revoke some first`,
+  },
+  noSuchChild: { code: "not_found", message: "no such child" },
+  adminTokenRequired: { code: "unauthorized", message: "admin token required" },
+  noSuchRoot: { code: "not_found", message: "no such root" },
+  backendChoice: { code: "bad_request", message: 'backend must be "r2" or "disk"' },
+  backendNotDeployed: {
+    code: "bad_request",
+    message: (p: { backend: "r2" | "disk" }) => `the ${p.backend} backend is not configured on this deployment`,
+  },
+  // -- request shape
+  noSuchRoute: { code: "not_found", message: "no such route" },
+  malformedJson: { code: "bad_request", message: "malformed JSON" },
+  expectedObject: { code: "bad_request", message: "expected a JSON object" },
+  expectedMemoryInput: { code: "bad_request", message: "expected a JSON object: the memory tool's input" },
+  unknownField: { code: "bad_request", message: (p: { field: EchoedName }) => `unknown field "${p.field}"` },
+  notAString: { code: "bad_request", message: (p: { field: "path" | "prefix" }) => `${p.field} must be a string` },
+  moveFields: { code: "bad_request", message: "from and to must be strings, overwrite a boolean" },
+  ttlRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `ttlSeconds must be an integer from 1 to ${p.max}`,
+  },
+  labelInvalid: {
+    code: "bad_request",
+    message: (p: { max: number }) => `label must be a string of at most ${p.max} printable characters`,
+  },
+  rightsNotArray: { code: "bad_request", message: "rights must be an array of strings" },
+  unknownRight: {
+    code: "bad_request",
+    message: (p: { known: readonly Right[] }) => `unknown right; rights are ${p.known.join(", ")}`,
+  },
+  rightsRepeat: { code: "bad_request", message: "rights must not repeat" },
+  invalidCursor: { code: "bad_request", message: "invalid cursor" },
+  limitRange: { code: "bad_request", message: (p: { max: number }) => `limit must be an integer from 1 to ${p.max}` },
+  // The same bad encoding is an invalid path in `path`, a bad request elsewhere.
+  badPathEncoding: { code: "invalid_path", message: "invalid percent-encoding in the query" },
+  badQueryEncoding: { code: "bad_request", message: "invalid percent-encoding in the query" },
+  repeatedQuery: {
+    code: "bad_request",
+    message: (p: { name: EchoedName }) => `the query parameter "${p.name}" is given more than once`,
+  },
+  malformedDiskCall: { code: "bad_request", message: "malformed disk call" },
+} as const satisfies Record<string, RefusalEntry>;
+
+export type Reason = keyof typeof REFUSALS;
+type MessageOf<R extends Reason> = (typeof REFUSALS)[R]["message"];
+/** The parameters a reason's message is built from; none for a fixed text. */
+export type ParamsOf<R extends Reason> = MessageOf<R> extends (params: infer P) => string ? P : never;
+/** Reasons whose text carries a value. */
+export type ParamReason = { [R in Reason]: MessageOf<R> extends string ? never : R }[Reason];
+
+// Compile-time guard: a reason whose parameters are not all SafeValues (a plain
+// string, say, which could carry a path) makes `unsafeParams` fail to type.
+type UnsafeReason = { [R in ParamReason]: ParamsOf<R>[keyof ParamsOf<R>] extends SafeValue ? never : R }[ParamReason];
+const unsafeParams: [UnsafeReason] extends [never] ? true : UnsafeReason = true;
+void unsafeParams;
+
+export const REASONS = Object.keys(REFUSALS) as Reason[];
+
+/** The wire refusal for `reason`: its code and its one text. */
+export const refusal = refusalsFrom(REFUSALS);
+
+/** The failed {@link Result} for `reason`: what every refusing call site returns. */
+export function refuse<R extends Reason>(reason: R, ...params: MessageArgs<(typeof REFUSALS)[R]>): Result<never> {
+  return { ok: false, error: refusal(reason, ...params) };
+}

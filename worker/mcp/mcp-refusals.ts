@@ -1,0 +1,50 @@
+import { type RefusalEntry, refusalsFrom } from "../../shared/refusals.ts";
+
+const NEW_REQUEST = "send further calls in a new request";
+
+/**
+ * The MCP tools' own refusals, the ones no other part of capvault gives: the
+ * limits of `edit_file` and of one request's budget. Each text is built from
+ * numbers only. What the cap refuses reaches the model with the vault's text.
+ */
+const MCP_REFUSALS = {
+  tooManyEdits: {
+    code: "bad_request",
+    message: (p: { max: number }) => `at most ${p.max} edits per call; split them over several calls`,
+  },
+  emptyOldText: { code: "bad_request", message: (p: { edit: number }) => `edit ${p.edit}: oldText is empty` },
+  editsSearchTooMuch: {
+    code: "bad_request",
+    message: (p: { edit: number; max: number }) =>
+      `edit ${p.edit}: these edits search more than ${p.max} characters in all (edits × file length); split them over several calls`,
+  },
+  oldTextMissing: {
+    code: "bad_request",
+    message: (p: { edit: number }) => `edit ${p.edit}: oldText does not appear verbatim in the file`,
+  },
+  oldTextRepeated: {
+    code: "bad_request",
+    message: (p: { edit: number }) =>
+      `edit ${p.edit}: oldText appears more than once; include more surrounding text to make it unique`,
+  },
+  editKeptChanging: {
+    code: "precondition_failed",
+    message: "the file kept changing while it was being edited; nothing was written",
+  },
+  listingsSpent: {
+    code: "bad_request",
+    message: (p: { max: number }) =>
+      `this request has used its budget of ${p.max} directory listings; list a subdirectory or fewer levels, or ${NEW_REQUEST}`,
+  },
+  listedSpent: {
+    code: "bad_request",
+    message: (p: { max: number }) => `this request has used its budget of ${p.max} listed entries; ${NEW_REQUEST}`,
+  },
+  readSpent: {
+    code: "bad_request",
+    message: (p: { max: number }) => `this request has used its budget of ${p.max} characters read; ${NEW_REQUEST}`,
+  },
+} as const satisfies Record<string, RefusalEntry>;
+
+/** The MCP tools' refusal for `reason`. */
+export const mcpRefusal = refusalsFrom(MCP_REFUSALS);
