@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { refuse } from "../shared/refusals.ts";
-import { childRoot, MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../shared/rel-path.ts";
+import type { RelPath } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { AuditTrail, CapInfo, ChildPage, ListPage, MintedCap, Stat, WriteResult } from "../shared/wire-types.ts";
+import type { AuditEntry, CapInfo, ChildPage, ListPage, MintedCap, Stat, WriteResult } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { ReadOutcome, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
@@ -17,6 +17,7 @@ import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
+import { type CheckedOf, checkKey, type PathKind, parsePath } from "./path-check.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
 
 const RECORD = "cap";
@@ -139,13 +140,16 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   private async readUnaudited(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
-    const access = await this.authorize(["read"], rawPath);
+    const access = await this.authorize({ rights: ["read"] }, { kind: "file", raw: [rawPath] });
     if (!access.ok) return access;
-    const { cap, path, storage } = access.value;
+    const {
+      paths: [at],
+      storage,
+    } = access.value;
     // A download already streaming when the cap is revoked is left to finish:
     // it reveals nothing the holder could not read a moment before, and
     // passing every read through a guard stream cost 3x in throughput.
-    return storage.read(cap.root, path, options);
+    return storage.read(at, options);
   }
 
   async writeFile(
@@ -161,15 +165,28 @@ export class CapObject extends DurableObject<CapEnv> {
     body: ReadableStream<Uint8Array>,
     request: WriteFileHeaders,
   ): Promise<Result<WriteResult>> {
-    const access = await this.authorize(["write"], rawPath);
+    const limit = this.maxFileBytes();
+    const access = await this.authorize(
+      { rights: ["write"] },
+      {
+        kind: "file",
+        raw: [rawPath],
+        judge: (cap) =>
+          etagConditionWithoutRead(cap.rights, request)
+            ? refuse("etagNeedsRead")
+            : request.length > limit
+              ? refuse("tooLarge", { limit })
+              : ok(null),
+      },
+    );
     if (!access.ok) return refuseBody(body, access, request.length);
-    const { cap, path, storage } = access.value;
-    if (etagConditionWithoutRead(cap.rights, request)) return refuseBody(body, refuse("etagNeedsRead"), request.length);
-    if (request.length > this.maxFileBytes()) {
-      return refuseBody(body, refuse("tooLarge", { limit: this.maxFileBytes() }), request.length);
-    }
+    const {
+      cap,
+      paths: [at],
+      storage,
+    } = access.value;
     const written = await this.revocable(cap.expiresAt, async (signal) =>
-      storage.write(cap.root, path, cutOnAbort(body, signal, cap.expiresAt), {
+      storage.write(at, cutOnAbort(body, signal, cap.expiresAt), {
         length: request.length,
         contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
         ifMatch: request.ifMatch,
@@ -183,20 +200,28 @@ export class CapObject extends DurableObject<CapEnv> {
 
   async deleteFile(rawPath: string | null): Promise<Result<null>> {
     return this.audited("delete", rawPath, true, async () => {
-      const access = await this.authorize(["delete"], rawPath);
+      const access = await this.authorize({ rights: ["delete"] }, { kind: "file", raw: [rawPath] });
       if (!access.ok) return access;
-      const { cap, path, storage } = access.value;
+      const {
+        cap,
+        paths: [at],
+        storage,
+      } = access.value;
       // Nothing to cut, but revocation waits for it, so it cannot land after.
-      return this.revocable(cap.expiresAt, () => storage.remove(cap.root, path));
+      return this.revocable(cap.expiresAt, () => storage.remove(at));
     });
   }
 
   async statPath(rawPath: string | null): Promise<Result<Stat>> {
     return this.audited("stat", rawPath, false, async () => {
-      const access = await this.authorize(["read", "list"], rawPath, { any: true, rootAllowed: true });
+      const access = await this.authorize({ rights: ["read", "list"], any: true }, { kind: "entry", raw: [rawPath] });
       if (!access.ok) return access;
-      const { cap, path, storage } = access.value;
-      const stat = await storage.stat(cap.root, path);
+      const {
+        cap,
+        paths: [at],
+        storage,
+      } = access.value;
+      const stat = await storage.stat(at);
       return stat.ok ? ok(statFor(cap.rights, stat.value)) : stat;
     });
   }
@@ -210,14 +235,27 @@ export class CapObject extends DurableObject<CapEnv> {
     rawCursor: string | null,
     rawLimit: string | null,
   ): Promise<Result<ListPage>> {
-    const access = await this.authorize(["list"], rawPath, { rootAllowed: true });
+    const access = await this.authorize(
+      { rights: ["list"] },
+      {
+        kind: "dir",
+        raw: [rawPath],
+        judge: () => {
+          const limit = parseLimit(rawLimit);
+          if (!limit.ok) return limit;
+          const after = decodeCursor(rawCursor);
+          return after.ok ? ok({ after: after.value, limit: limit.value }) : after;
+        },
+      },
+    );
     if (!access.ok) return access;
-    const { cap, path, storage } = access.value;
-    const limit = parseLimit(rawLimit);
-    if (!limit.ok) return limit;
-    const after = decodeCursor(rawCursor);
-    if (!after.ok) return after;
-    const page = await storage.list(cap.root, path, { after: after.value, limit: limit.value });
+    const {
+      cap,
+      paths: [at],
+      storage,
+      judged: wanted,
+    } = access.value;
+    const page = await storage.list(at, wanted);
     if (!page.ok) return page;
     return ok({
       entries: entriesFor(cap.rights, page.value.entries),
@@ -227,12 +265,14 @@ export class CapObject extends DurableObject<CapEnv> {
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
     return this.audited("move", `${rawFrom ?? ""} -> ${rawTo ?? ""}`, true, async () => {
-      const access = await this.authorize(["write", "delete"], rawFrom);
+      const access = await this.authorize({ rights: ["write", "delete"] }, { kind: "file", raw: [rawFrom, rawTo] });
       if (!access.ok) return access;
-      const { cap, path: from, storage } = access.value;
-      const to = this.parseFilePath(rawTo);
-      if (!to.ok) return to;
-      return this.revocable(cap.expiresAt, () => storage.move(cap.root, from, to.value, overwrite));
+      const {
+        cap,
+        paths: [from, to],
+        storage,
+      } = access.value;
+      return this.revocable(cap.expiresAt, () => storage.move(from, to, overwrite));
     });
   }
 
@@ -246,13 +286,24 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   private async mintUnaudited(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
-    const access = await this.authorize(["subdir"], request.path, { rootAllowed: true });
+    const access = await this.authorize(
+      { rights: ["subdir"] },
+      {
+        kind: "childRoot",
+        raw: [request.path],
+        judge: (cap) => {
+          const rights = request.rights ?? cap.rights;
+          return isSubset(rights, cap.rights) ? ok(rights) : refuse("rightsNotHeld");
+        },
+      },
+    );
     if (!access.ok) return access;
-    const { cap, path, storage } = access.value;
-    const rights = request.rights ?? cap.rights;
-    if (!isSubset(rights, cap.rights)) return refuse("rightsNotHeld");
-    const root = path.text === "" ? cap.root : [...cap.root, childRoot("", path)];
-    if (utf8Length(root.join("")) >= MAX_KEY_BYTES) return refuse("pathTooLong");
+    const {
+      cap,
+      paths: [root],
+      storage,
+      judged: rights,
+    } = access.value;
     const prepared = await storage.prepareRoot(root, { create: false });
     if (!prepared.ok) return prepared;
 
@@ -263,7 +314,15 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!minted.ok) return minted;
     const token = minted.value;
     const { key, id } = await digestToken(token);
-    const child: ChildRecord = { id, key, label: request.label, path: path.text, rights, createdAt: now, expiresAt };
+    const child: ChildRecord = {
+      id,
+      key,
+      label: request.label,
+      path: root.path.text,
+      rights,
+      createdAt: now,
+      expiresAt,
+    };
 
     // Record the child before it exists, so a revocation that interleaves
     // with this mint (the input gate opens at every await) already sees it.
@@ -274,7 +333,7 @@ export class CapObject extends DurableObject<CapEnv> {
       id,
       key,
       backend: cap.backend,
-      root,
+      root: root.root,
       rights,
       label: request.label,
       createdAt: now,
@@ -302,16 +361,14 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   async listChildren(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<ChildPage>> {
-    const cap = await this.live();
-    if (!cap) return noSuchCap();
-    if (!cap.rights.includes("subdir")) return refuse("listChildrenNeedsSubdir");
+    const admitted = await this.authorize({ rights: ["subdir"], refusal: "listChildrenNeedsSubdir" });
+    if (!admitted.ok) return admitted;
     return childPage(this.ctx.storage, rawCursor, rawLimit);
   }
 
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
-    const cap = await this.live();
-    if (!cap) return noSuchCap();
-    if (!cap.rights.includes("subdir")) return refuse("revokeChildNeedsSubdir");
+    const admitted = await this.authorize({ rights: ["subdir"], refusal: "revokeChildNeedsSubdir" });
+    if (!admitted.ok) return admitted;
     const child = typeof id === "string" ? await this.ctx.storage.get<ChildRecord>(CHILD + id) : undefined;
     if (!child || (child.expiresAt !== null && child.expiresAt <= Date.now())) return refuse("noSuchChild");
     const outcome = await this.capStub(child.key)
@@ -324,8 +381,9 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
-  async auditTrail(rawLimit: string | null): Promise<Result<AuditTrail>> {
-    if (!(await this.live())) return noSuchCap();
+  async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
+    const admitted = await this.authorize({ rights: [] });
+    if (!admitted.ok) return admitted;
     // Every kept line fits in one answer.
     const limit = parseLimit(rawLimit, KEEP_DONE + KEEP_REFUSED);
     if (!limit.ok) return limit;
@@ -400,30 +458,48 @@ export class CapObject extends DurableObject<CapEnv> {
 
   /**
    * The chokepoint: liveness, then rights, then the path. Nothing reaches
-   * storage without passing all three.
+   * storage without passing all three, and storage gets each path checked
+   * (durable-objects/path-check.ts), so no adapter checks it again. What a
+   * request asks beyond its path (`judge`: an etag condition, a child's
+   * rights, a size, a page) is judged where it always was: once the paths
+   * parse, before their keys. Without paths, it stops after the rights.
    */
+  private async authorize(need: Need): Promise<Result<{ cap: CapRecord }>>;
+  private async authorize<K extends PathKind, const R extends readonly (string | null)[], A = null>(
+    need: Need,
+    at: PathRequest<K, R, A>,
+  ): Promise<Result<Access<K, R, A>>>;
   private async authorize(
-    needed: Right[],
-    rawPath: string | null,
-    options: { any?: boolean; rootAllowed?: boolean } = {},
-  ): Promise<Result<{ cap: CapRecord; path: RelPath; storage: StorageAdapter }>> {
+    need: Need,
+    at?: PathRequest<PathKind, readonly (string | null)[], unknown>,
+  ): Promise<Result<unknown>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
-    const allowed = options.any
-      ? needed.some((r) => cap.rights.includes(r))
-      : needed.every((r) => cap.rights.includes(r));
-    if (!allowed) return refuse("needsRights", { rights: needed, any: options.any === true });
-    const path = options.rootAllowed ? parseRelPath(rawPath) : this.parseFilePath(rawPath);
-    if (!path.ok) return path;
+    const allowed = need.any
+      ? need.rights.some((r) => cap.rights.includes(r))
+      : need.rights.every((r) => cap.rights.includes(r));
+    if (!allowed)
+      return need.refusal
+        ? refuse(need.refusal)
+        : refuse("needsRights", { rights: need.rights, any: need.any === true });
+    if (!at) return ok({ cap });
+    const parsed: RelPath[] = [];
+    for (const raw of at.raw) {
+      const path = parsePath(raw, at.kind);
+      if (!path.ok) return path;
+      parsed.push(path.value);
+    }
     const storage = selectStorage(this.env, cap.backend);
     if (!storage) return refuse("backendMissing");
-    return ok({ cap, path: path.value, storage });
-  }
-
-  private parseFilePath(rawPath: string | null): Result<RelPath> {
-    const path = parseRelPath(rawPath);
-    if (path.ok && path.value.segments.length === 0) return refuse("needsFileName");
-    return path;
+    const judged = at.judge ? at.judge(cap) : ok(null);
+    if (!judged.ok) return judged;
+    const paths: unknown[] = [];
+    for (const path of parsed) {
+      const checked = checkKey(cap.root, path, at.kind);
+      if (!checked.ok) return checked;
+      paths.push(checked.value);
+    }
+    return ok({ cap, paths, storage, judged: judged.value });
   }
 
   /**
@@ -485,6 +561,27 @@ export class CapObject extends DurableObject<CapEnv> {
     const configured = Number(this.env.CAPVAULT_MAX_FILE_BYTES);
     return Number.isSafeInteger(configured) && configured > 0 ? configured : DEFAULT_MAX_FILE_BYTES;
   }
+}
+
+/** A right check: all of `rights` (with `any`, one of them), else `refusal` (by default, naming the rights). */
+interface Need {
+  rights: readonly Right[];
+  any?: boolean;
+  refusal?: "listChildrenNeedsSubdir" | "revokeChildNeedsSubdir";
+}
+
+/** The raw paths an operation names, how each must be checked, and what else it asks (see authorize). */
+interface PathRequest<K extends PathKind, R extends readonly (string | null)[], A> {
+  kind: K;
+  raw: R;
+  judge?: (cap: CapRecord) => Result<A>;
+}
+
+interface Access<K extends PathKind, R extends readonly (string | null)[], A> {
+  cap: CapRecord;
+  paths: { -readonly [I in keyof R]: CheckedOf<K> };
+  storage: StorageAdapter;
+  judged: A;
 }
 
 function noSuchCap<T>(): Result<T> {

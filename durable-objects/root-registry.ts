@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { refuse } from "../shared/refusals.ts";
-import { childRoot, MAX_KEY_BYTES, parseRelPath, utf8Length } from "../shared/rel-path.ts";
+import { childRoot, parseRelPath } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
@@ -11,6 +11,7 @@ import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { capObjectStub } from "./object-stubs.ts";
+import { checkRoot } from "./path-check.ts";
 
 /** Key prefix of the registry's entries: `root:<id>`. */
 const ROOT_KEY_PREFIX = "root:";
@@ -42,9 +43,10 @@ export class RootRegistry extends DurableObject<CapEnv> {
     if (!storage) return refuse("backendNotDeployed", { backend });
     const path = parseRelPath(request.path);
     if (!path.ok) return path;
-    const prefix = childRoot("", path.value);
-    if (utf8Length(prefix) >= MAX_KEY_BYTES) return refuse("prefixTooLong");
-    const prepared = await storage.prepareRoot([prefix], { create: true });
+    const root = checkRoot([childRoot("", path.value)], path.value, "prefixTooLong");
+    if (!root.ok) return root;
+    const prefix = root.value.key;
+    const prepared = await storage.prepareRoot(root.value, { create: true });
     if (!prepared.ok) return prepared;
 
     const rights = request.rights ?? [...RIGHTS];

@@ -1,7 +1,7 @@
 import { refuse } from "../shared/refusals.ts";
-import { parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
+import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DISK_SECRET_HEADER,
   type DiskAnswers,
@@ -14,7 +14,6 @@ import {
 } from "./disk-protocol.ts";
 import type {
   ReadOutcome,
-  Root,
   StorageAdapter,
   StorageListPage,
   StorageReadOptions,
@@ -33,7 +32,8 @@ export interface DiskFetcher {
  * which resolves the root and path beneath its base folder without ever
  * following a link out of the cap's root. Bodies stream both ways.
  *
- * The key-length checks mirror the R2 adapter so both refuse the same paths.
+ * Paths arrive checked by the cap object (see checked-path.ts); the host
+ * still judges every name again, behind its process boundary.
  *
  * @example
  * const storage = new DiskStorage(env.DISK, env.CAPVAULT_DISK_SECRET);
@@ -46,13 +46,11 @@ export class DiskStorage implements StorageAdapter {
     private readonly uploads: UploadLimits = UPLOAD_LIMITS,
   ) {}
 
-  async read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
-    const key = fileKey(root, path);
-    if (!key.ok) return key;
+  async read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     const response = await this.send({
       op: "read",
-      root: [...root],
-      path: [...path.segments],
+      root: [...at.root],
+      path: [...at.path.segments],
       range: options.range ?? null,
       ifNoneMatch: options.ifNoneMatch ?? null,
     });
@@ -68,20 +66,14 @@ export class DiskStorage implements StorageAdapter {
   }
 
   async write(
-    root: Root,
-    path: RelPath,
+    at: CheckedFile,
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
   ): Promise<Result<WriteResult>> {
-    const key = fileKey(root, path);
-    if (!key.ok) {
-      await body.cancel().catch(() => undefined);
-      return key;
-    }
     const call: DiskCall = {
       op: "write",
-      root: [...root],
-      path: [...path.segments],
+      root: [...at.root],
+      path: [...at.path.segments],
       length: options.length,
       contentType: options.contentType,
       ifMatch: options.ifMatch ?? null,
@@ -95,53 +87,38 @@ export class DiskStorage implements StorageAdapter {
     return !result.ok && timed.timedOut() ? refuse("tooSlow") : result;
   }
 
-  async remove(root: Root, path: RelPath): Promise<Result<null>> {
-    const key = fileKey(root, path);
-    if (!key.ok) return key;
-    return this.ask<"remove">({ op: "remove", root: [...root], path: [...path.segments] });
+  async remove(at: CheckedFile): Promise<Result<null>> {
+    return this.ask<"remove">({ op: "remove", root: [...at.root], path: [...at.path.segments] });
   }
 
-  async stat(root: Root, path: RelPath): Promise<Result<Stat>> {
-    // The root itself needs no key, but it still goes to the host: only the
-    // host can tell whether the root resolves outside its parent's reach.
-    if (path.segments.length > 0) {
-      const key = fileKey(root, path);
-      if (!key.ok) return key;
-    }
-    return this.ask<"stat">({ op: "stat", root: [...root], path: [...path.segments] });
+  async stat(at: CheckedEntry): Promise<Result<Stat>> {
+    // The root itself goes to the host too: only the host can tell whether
+    // the root resolves outside its parent's reach.
+    return this.ask<"stat">({ op: "stat", root: [...at.root], path: [...at.path.segments] });
   }
 
-  async list(
-    root: Root,
-    path: RelPath,
-    options: { after: string | null; limit: number },
-  ): Promise<Result<StorageListPage>> {
-    const key = storageKey(root.join(""), path, "dir");
-    if (!key.ok) return key;
+  async list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>> {
     return this.ask<"list">({
       op: "list",
-      root: [...root],
-      path: [...path.segments],
+      root: [...at.root],
+      path: [...at.path.segments],
       after: options.after,
       limit: options.limit,
     });
   }
 
-  async move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>> {
-    const src = fileKey(root, from);
-    if (!src.ok) return src;
-    const dst = fileKey(root, to);
-    if (!dst.ok) return dst;
-    return this.ask<"move">({ op: "move", root: [...root], from: [...from.segments], to: [...to.segments], overwrite });
+  async move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>> {
+    return this.ask<"move">({
+      op: "move",
+      root: [...from.root],
+      from: [...from.path.segments],
+      to: [...to.path.segments],
+      overwrite,
+    });
   }
 
-  async prepareRoot(root: Root, options: { create: boolean }): Promise<Result<null>> {
-    const prefix = root.join("");
-    if (prefix !== "") {
-      const asPath = parseRelPath(prefix);
-      if (!asPath.ok) return asPath;
-    }
-    return this.ask<"prepareRoot">({ op: "prepareRoot", root: [...root], create: options.create });
+  async prepareRoot(root: CheckedRoot, options: { create: boolean }): Promise<Result<null>> {
+    return this.ask<"prepareRoot">({ op: "prepareRoot", root: [...root.root], create: options.create });
   }
 
   private async ask<K extends DiskOp>(call: DiskCall & { op: K }): Promise<Result<DiskAnswers[K]>> {
@@ -172,11 +149,6 @@ async function answer<K extends DiskOp>(response: Response): Promise<Result<Disk
   } catch {
     return refuse("unavailable");
   }
-}
-
-function fileKey(root: Root, path: RelPath): Result<string> {
-  if (path.segments.length === 0) return refuse("needsFileName");
-  return storageKey(root.join(""), path, "file");
 }
 
 /** The frame head, then the content as it arrives: the file is never held whole. */

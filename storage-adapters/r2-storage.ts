@@ -1,14 +1,14 @@
 import { etagListMatches, parseByteRange, writeAllowed } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
-import { isListableName, parseRelPath, type RelPath, storageKey } from "../shared/rel-path.ts";
+import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
+import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DEFAULT_CONTENT_TYPE,
   type FileMeta,
   type ReadOutcome,
-  type Root,
   type StorageAdapter,
   type StorageListPage,
   type StorageReadOptions,
@@ -62,20 +62,19 @@ export class R2Storage implements StorageAdapter {
     private readonly uploads: UploadLimits = UPLOAD_LIMITS,
   ) {}
 
-  async read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
-    const key = this.fileKey(root, path);
-    if (!key.ok) return key;
+  async read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
+    const key = at.key;
     // Head first to judge the range against the current size, then fetch only
     // if the object is still that version; retry if it changed in between.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const head = await this.bucket.head(key.value);
-      if (!head) return (await this.isDir(key.value + "/")) ? refuse("isDirectory") : refuse("notFound");
+      const head = await this.bucket.head(key);
+      if (!head) return (await this.isDir(key + "/")) ? refuse("isDirectory") : refuse("notFound");
       const meta = metaOf(head);
       if (options.ifNoneMatch && etagListMatches(options.ifNoneMatch, meta.etag))
         return ok({ status: "not_modified", meta });
       const range = parseByteRange(options.range, meta.size);
       if (range === "unsatisfiable") return ok({ status: "unsatisfiable", meta });
-      const object = await this.bucket.get(key.value, {
+      const object = await this.bucket.get(key, {
         onlyIf: { etagMatches: meta.etag },
         ...(range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : {}),
       });
@@ -87,17 +86,15 @@ export class R2Storage implements StorageAdapter {
   }
 
   async write(
-    root: Root,
-    path: RelPath,
+    at: CheckedFile,
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
   ): Promise<Result<WriteResult>> {
-    const key = this.fileKey(root, path);
-    if (!key.ok) return refuseBody(body, key, options.length);
+    const key = at.key;
     const [ancestorIsFile, isDir, current] = await Promise.all([
-      this.anyAncestorIsFile(key.value),
-      this.isDir(key.value + "/"),
-      this.bucket.head(key.value),
+      this.anyAncestorIsFile(key),
+      this.isDir(key + "/"),
+      this.bucket.head(key),
     ]);
     if (ancestorIsFile) return refuseBody(body, refuse("parentIsFile"), options.length);
     if (isDir) return refuseBody(body, refuse("isDirectory"), options.length);
@@ -108,7 +105,7 @@ export class R2Storage implements StorageAdapter {
     if (!release) return refuseBody(body, refuse("tooManyUploads"), options.length);
     try {
       const timed = timedBody(body, options.length, this.uploads);
-      const stored = await this.store(key.value, timed.body, options, current);
+      const stored = await this.store(key, timed.body, options, current);
       return !stored.ok && timed.timedOut() ? refuse("tooSlow") : stored;
     } finally {
       release();
@@ -187,34 +184,27 @@ export class R2Storage implements StorageAdapter {
     return ok({ created: current === null, size: stored.size, etag: stored.etag });
   }
 
-  async remove(root: Root, path: RelPath): Promise<Result<null>> {
-    const key = this.fileKey(root, path);
-    if (!key.ok) return key;
-    const head = await this.bucket.head(key.value);
-    if (!head) return (await this.isDir(key.value + "/")) ? refuse("isDirectory") : refuse("notFound");
-    await this.bucket.delete(key.value);
+  async remove(at: CheckedFile): Promise<Result<null>> {
+    const key = at.key;
+    const head = await this.bucket.head(key);
+    if (!head) return (await this.isDir(key + "/")) ? refuse("isDirectory") : refuse("notFound");
+    await this.bucket.delete(key);
     return ok(null);
   }
 
-  async stat(root: Root, path: RelPath): Promise<Result<Stat>> {
-    if (path.segments.length === 0) return ok({ type: "dir" });
-    const key = this.fileKey(root, path);
-    if (!key.ok) return key;
-    const [head, isDir] = await Promise.all([this.bucket.head(key.value), this.isDir(key.value + "/")]);
+  async stat(at: CheckedEntry): Promise<Result<Stat>> {
+    if (at.path.segments.length === 0) return ok({ type: "dir" });
+    const key = at.key;
+    const [head, isDir] = await Promise.all([this.bucket.head(key), this.isDir(key + "/")]);
     if (head) return ok({ type: "file", ...metaOf(head) });
     if (isDir) return ok({ type: "dir" });
     return refuse("notFound");
   }
 
-  async list(
-    root: Root,
-    path: RelPath,
-    options: { after: string | null; limit: number },
-  ): Promise<Result<StorageListPage>> {
-    const dir = storageKey(root.join(""), path, "dir");
-    if (!dir.ok) return dir;
+  async list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>> {
+    const { path, key: dir } = at;
     if (path.segments.length > 0 && options.after === null) {
-      const [head, isDir] = await Promise.all([this.bucket.head(dir.value.slice(0, -1)), this.isDir(dir.value)]);
+      const [head, isDir] = await Promise.all([this.bucket.head(dir.slice(0, -1)), this.isDir(dir)]);
       if (head) return refuse("isFile");
       if (!isDir) return refuse("notFound");
     }
@@ -225,17 +215,17 @@ export class R2Storage implements StorageAdapter {
     // Resume after the last name by key order. A directory `d` reappears as
     // the delimited prefix `d/` (its keys sort after `d`); the name filter
     // below drops it, so every directory is listed exactly once.
-    const startAfter = options.after === null ? undefined : dir.value + options.after;
+    const startAfter = options.after === null ? undefined : dir + options.after;
     let later: LaterFolders | undefined;
     for (;;) {
       const page = await this.bucket.list({
-        prefix: dir.value,
+        prefix: dir,
         delimiter: "/",
         limit: R2_PAGE,
         ...(cursor ? { cursor } : startAfter ? { startAfter } : {}),
       });
       for (const object of page.objects) {
-        const name = object.key.slice(dir.value.length);
+        const name = object.key.slice(dir.length);
         if (accept(name, options.after, seen, atCapRoot)) {
           collected.push({
             name,
@@ -247,7 +237,7 @@ export class R2Storage implements StorageAdapter {
         }
       }
       for (const prefix of page.delimitedPrefixes) {
-        const name = prefix.slice(dir.value.length, -1);
+        const name = prefix.slice(dir.length, -1);
         if (accept(name, options.after, seen, atCapRoot)) collected.push({ name, type: "dir" });
       }
       if (!page.truncated) break;
@@ -255,7 +245,7 @@ export class R2Storage implements StorageAdapter {
         // The last key of this page, in R2's (UTF-8) order.
         const lastKey = [page.objects.at(-1)?.key ?? "", page.delimitedPrefixes.at(-1) ?? ""].sort(compareUtf8)[1]!;
         later = await this.foldersListedLater(
-          dir.value,
+          dir,
           lastKey,
           (name) =>
             isListableName(name, atCapRoot) &&
@@ -278,17 +268,14 @@ export class R2Storage implements StorageAdapter {
     return ok({ entries, next: entries.at(-1)?.name ?? later!.lastChecked! });
   }
 
-  async move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>> {
-    const src = this.fileKey(root, from);
-    if (!src.ok) return src;
-    const dst = this.fileKey(root, to);
-    if (!dst.ok) return dst;
-    const source = await this.bucket.get(src.value);
-    if (!source) return (await this.isDir(src.value + "/")) ? refuse("cannotMoveDirectory") : refuse("notFound");
+  async move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>> {
+    const [src, dst] = [from.key, to.key];
+    const source = await this.bucket.get(src);
+    if (!source) return (await this.isDir(src + "/")) ? refuse("cannotMoveDirectory") : refuse("notFound");
     const [ancestorIsFile, isDir, existing] = await Promise.all([
-      this.anyAncestorIsFile(dst.value),
-      this.isDir(dst.value + "/"),
-      this.bucket.head(dst.value),
+      this.anyAncestorIsFile(dst),
+      this.isDir(dst + "/"),
+      this.bucket.head(dst),
     ]);
     const refusal = ancestorIsFile
       ? "destinationParentIsFile"
@@ -301,7 +288,7 @@ export class R2Storage implements StorageAdapter {
       await source.body.cancel();
       return refuse(refusal);
     }
-    if (src.value === dst.value) {
+    if (src === dst) {
       await source.body.cancel();
       return ok(null);
     }
@@ -311,7 +298,7 @@ export class R2Storage implements StorageAdapter {
     const piping = source.size === 0 ? source.body.cancel() : source.body.pipeTo(fixed.writable).catch(() => undefined);
     let copied: R2Object | null;
     try {
-      copied = await this.bucket.put(dst.value, source.size === 0 ? new Uint8Array(0) : fixed.readable, {
+      copied = await this.bucket.put(dst, source.size === 0 ? new Uint8Array(0) : fixed.readable, {
         httpMetadata: source.httpMetadata ?? {},
         ...(overwrite ? {} : { onlyIf: new Headers({ "if-none-match": "*" }) }),
       });
@@ -322,23 +309,16 @@ export class R2Storage implements StorageAdapter {
     // was copied, so the source must stay.
     if (!copied) return refuse("destinationExists");
     await piping;
-    await this.bucket.delete(src.value);
+    await this.bucket.delete(src);
     return ok(null);
   }
 
-  async prepareRoot(root: Root): Promise<Result<null>> {
-    const prefix = root.join("");
+  async prepareRoot(root: CheckedRoot): Promise<Result<null>> {
+    const prefix = root.key;
     if (prefix === "") return ok(null);
-    const asPath = parseRelPath(prefix);
-    if (!asPath.ok) return asPath;
     // The prefix ends in `/`, so this covers the folder itself too.
     if (await this.anyAncestorIsFile(prefix)) return refuse("isFile");
     return ok(null);
-  }
-
-  private fileKey(root: Root, path: RelPath): Result<string> {
-    if (path.segments.length === 0) return refuse("needsFileName");
-    return storageKey(root.join(""), path, "file");
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ByteRange, WritePreconditions } from "../shared/http-conditions.ts";
-import type { RelPath } from "../shared/rel-path.ts";
 import type { Result } from "../shared/result.ts";
 import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
+import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 
 /**
  * Where a cap points: the levels of its root, outermost first. Level 0 is the
@@ -48,8 +48,9 @@ export interface StorageListPage {
 
 /**
  * One storage backend. The cap object has already decided authority (the cap
- * is alive, holds the right, and the path parsed); an adapter only decides
- * what the storage says, and must answer identically for the same history:
+ * is alive, holds the right, and the path is checked: see checked-path.ts,
+ * which only the cap object can make); an adapter re-checks none of it and
+ * only decides what the storage says, answering identically for the same history:
  *
  * - Directories exist only while they hold a file; the root always exists.
  * - read: a file's bytes; `conflict` for a directory; `not_found` otherwise.
@@ -64,19 +65,15 @@ export interface StorageListPage {
  * - prepareRoot: a new cap root is acceptable (`conflict` if it is a file).
  */
 export interface StorageAdapter {
-  read(root: Root, path: RelPath, options: StorageReadOptions): Promise<Result<ReadOutcome>>;
-  write(
-    root: Root,
-    path: RelPath,
-    body: ReadableStream<Uint8Array>,
-    options: StorageWriteOptions,
-  ): Promise<Result<WriteResult>>;
-  remove(root: Root, path: RelPath): Promise<Result<null>>;
-  stat(root: Root, path: RelPath): Promise<Result<Stat>>;
-  list(root: Root, path: RelPath, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>>;
-  move(root: Root, from: RelPath, to: RelPath, overwrite: boolean): Promise<Result<null>>;
+  read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>>;
+  write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<WriteResult>>;
+  remove(at: CheckedFile): Promise<Result<null>>;
+  stat(at: CheckedEntry): Promise<Result<Stat>>;
+  list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>>;
+  /** Both ends lie under the same cap root. */
+  move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>>;
   /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */
-  prepareRoot(root: Root, options: { create: boolean }): Promise<Result<null>>;
+  prepareRoot(root: CheckedRoot, options: { create: boolean }): Promise<Result<null>>;
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";

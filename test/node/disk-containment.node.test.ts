@@ -4,11 +4,13 @@
  * and nothing outside is read, created or changed. Child caps (root levels)
  * get no more than their parent reached.
  */
+
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Result } from "../../shared/result.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
+import { dirAt, entryAt, fileAt, rootAt } from "../checked-paths.ts";
 import {
   atimeRecordsReads,
   bodyOf,
@@ -19,7 +21,6 @@ import {
   makeFixture,
   md5,
   put,
-  rel,
   SECRET,
   watchTree,
 } from "./disk-fixture.ts";
@@ -96,8 +97,8 @@ afterEach(async () => {
 /** Every operation that names `path` as a file, and what each answered. */
 async function fileOps(root: Root, path: string): Promise<Record<string, string>> {
   const code = (result: Result<unknown>) => (result.ok ? "ok" : result.error.code);
-  const write = () => fx.storage.write(root, rel(path), bodyOf("EVIL"), { length: 4, contentType: "text/plain" });
-  const read = await fx.storage.read(root, rel(path), {});
+  const write = () => fx.storage.write(fileAt(root, path), bodyOf("EVIL"), { length: 4, contentType: "text/plain" });
+  const read = await fx.storage.read(fileAt(root, path), {});
   if (read.ok && read.value.status === "body") {
     expect(await new Response(read.value.body).text()).not.toContain(SECRET);
   }
@@ -105,16 +106,18 @@ async function fileOps(root: Root, path: string): Promise<Record<string, string>
   const source = await put(fx.storage, root, "move-source.txt", "m");
   return {
     read: code(read),
-    readRange: code(await fx.storage.read(root, rel(path), { range: "bytes=0-3" })),
-    stat: code(await fx.storage.stat(root, rel(path))),
-    list: code(await fx.storage.list(root, rel(path), { after: null, limit: 10 })),
+    readRange: code(await fx.storage.read(fileAt(root, path), { range: "bytes=0-3" })),
+    stat: code(await fx.storage.stat(entryAt(root, path))),
+    list: code(await fx.storage.list(dirAt(root, path), { after: null, limit: 10 })),
     write: code(await write()),
     writeIfNoneMatch: code(
-      await fx.storage.write(root, rel(path), bodyOf("EVIL"), { length: 4, contentType: "x/y", ifNoneMatch: "*" }),
+      await fx.storage.write(fileAt(root, path), bodyOf("EVIL"), { length: 4, contentType: "x/y", ifNoneMatch: "*" }),
     ),
-    remove: code(await fx.storage.remove(root, rel(path))),
-    moveFrom: code(await fx.storage.move(root, rel(path), rel("moved-here"), true)),
-    moveOnto: source.ok ? code(await fx.storage.move(root, rel("move-source.txt"), rel(path), true)) : code(source),
+    remove: code(await fx.storage.remove(fileAt(root, path))),
+    moveFrom: code(await fx.storage.move(fileAt(root, path), fileAt(root, "moved-here"), true)),
+    moveOnto: source.ok
+      ? code(await fx.storage.move(fileAt(root, "move-source.txt"), fileAt(root, path), true))
+      : code(source),
   };
 }
 
@@ -125,15 +128,15 @@ describe("links inside the root are followed", () => {
   it("for read, stat, list and write; remove and move act on the link itself, like rm and mv", async () => {
     for (const link of ["in-file", "in-abs", "in-dotdot", "in-chain"]) {
       expect(expectOk(await getText(fx.storage, ROOT, link))).toBe("inside");
-      expect(expectOk(await fx.storage.stat(ROOT, rel(link)))).toMatchObject({ type: "file", etag: md5("inside") });
+      expect(expectOk(await fx.storage.stat(entryAt(ROOT, link)))).toMatchObject({ type: "file", etag: md5("inside") });
     }
     expect(expectOk(await getText(fx.storage, ROOT, "in-dir/f.txt"))).toBe("in dir");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("in-dir")))).toEqual({ type: "dir" });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "in-dir")))).toEqual({ type: "dir" });
     expect(
-      expectOk(await fx.storage.list(ROOT, rel("in-dir"), { after: null, limit: 10 })).entries.map((e) => e.name),
+      expectOk(await fx.storage.list(dirAt(ROOT, "in-dir"), { after: null, limit: 10 })).entries.map((e) => e.name),
     ).toEqual(["f.txt"]);
 
-    const listed = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 })).entries;
+    const listed = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 1000 })).entries;
     expect(listed.map((e) => e.name).filter((n) => !n.startsWith("chain-"))).toEqual([
       "in-abs",
       "in-chain",
@@ -153,10 +156,10 @@ describe("links inside the root are followed", () => {
     expectOk(await put(fx.storage, ROOT, "in-dir/new.txt", "new"));
     expect(await readFile(join(fx.base, "r/realdir/new.txt"), "utf8")).toBe("new");
 
-    expectOk(await fx.storage.remove(ROOT, rel("in-chain")));
+    expectOk(await fx.storage.remove(fileAt(ROOT, "in-chain")));
     await expect(lstat(join(fx.base, "r/in-chain"))).rejects.toThrow();
     expect(await readFile(join(fx.base, "r/real.txt"), "utf8")).toBe("rewritten through the link");
-    expectOk(await fx.storage.move(ROOT, rel("in-abs"), rel("sub/moved-link"), false));
+    expectOk(await fx.storage.move(fileAt(ROOT, "in-abs"), fileAt(ROOT, "sub/moved-link"), false));
     expect(await readlink(join(fx.base, "r/sub/moved-link"))).toBe(join(fx.base, "r/real.txt"));
   });
 });
@@ -166,14 +169,14 @@ describe("links that resolve outside the root", () => {
     const ops = await fileOps(ROOT, link);
     expect(ops).toEqual(allOutside(ops));
     expect((await lstat(join(fx.base, "r", link))).isSymbolicLink()).toBe(true);
-    expect(await fx.storage.prepareRoot(["r/", `${link}/`], { create: false })).toEqual({
+    expect(await fx.storage.prepareRoot(rootAt(["r/", `${link}/`]), { create: false })).toEqual({
       ok: false,
       error: { code: "outside_root", message: "resolved outside root" },
     });
     // As a single level the boundary is the base folder: these two lead to a file in it.
     const levelZeroReaches = link === "to-sibling" || link === "abs-sibling" || link === "up-and-back";
     expectCode(
-      await fx.storage.prepareRoot([`r/${link}/`], { create: true }),
+      await fx.storage.prepareRoot(rootAt([`r/${link}/`]), { create: true }),
       levelZeroReaches ? "conflict" : "outside_root",
     );
   });
@@ -185,9 +188,9 @@ describe("links that resolve outside the root", () => {
         const ops = await fileOps(ROOT, path);
         expect(ops).toEqual(allOutside(ops));
       }
-      expectCode(await fx.storage.stat(ROOT, rel(link)), "outside_root");
-      expectCode(await fx.storage.list(ROOT, rel(link), { after: null, limit: 10 }), "outside_root");
-      expectCode(await fx.storage.list(ROOT, rel(link), { after: "a", limit: 10 }), "outside_root");
+      expectCode(await fx.storage.stat(entryAt(ROOT, link)), "outside_root");
+      expectCode(await fx.storage.list(dirAt(ROOT, link), { after: null, limit: 10 }), "outside_root");
+      expectCode(await fx.storage.list(dirAt(ROOT, link), { after: "a", limit: 10 }), "outside_root");
       // As one level `r/dir-sibling/` is beneath the base folder, which a root cap there may reach.
       const roots: Root[] = [
         ["r/", `${link}/`],
@@ -195,16 +198,16 @@ describe("links that resolve outside the root", () => {
         ...(link === "dir-sibling" ? [] : [[`r/${link}/`]]),
       ];
       for (const root of roots) {
-        expectCode(await fx.storage.prepareRoot(root, { create: true }), "outside_root");
-        expectCode(await fx.storage.list(root, rel(""), { after: null, limit: 10 }), "outside_root");
-        expectCode(await fx.storage.stat(root, rel("")), "outside_root");
+        expectCode(await fx.storage.prepareRoot(rootAt(root), { create: true }), "outside_root");
+        expectCode(await fx.storage.list(dirAt(root, ""), { after: null, limit: 10 }), "outside_root");
+        expectCode(await fx.storage.stat(entryAt(root, "")), "outside_root");
         expectCode(await put(fx.storage, root, "planted.txt", "EVIL"), "outside_root");
       }
     },
   );
 
   it("are never listed, and a root listing reads nothing outside", async () => {
-    const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 })).entries.map(
+    const names = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 1000 })).entries.map(
       (e) => e.name,
     );
     for (const link of [...OUTSIDE_FILE_LINKS, ...OUTSIDE_DIR_LINKS, "loop-b"]) expect(names).not.toContain(link);
@@ -238,7 +241,7 @@ describe("refusals of a streamed body", () => {
     ];
     for (const [expected, root, path, extra] of cases) {
       const body = counted();
-      const result = await fx.storage.write(root, rel(path), body.body, {
+      const result = await fx.storage.write(fileAt(root, path), body.body, {
         length: total,
         contentType: "x/y",
         ...extra,
@@ -262,8 +265,8 @@ describe("reserved names", () => {
       const ops = await fileOps(root, path);
       expect(ops).toEqual(allOutside(ops));
     }
-    expectCode(await fx.storage.list(root, rel("to-meta"), { after: null, limit: 10 }), "outside_root");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("typed.txt")))).toMatchObject({ contentType: "text/x-typed" });
+    expectCode(await fx.storage.list(dirAt(root, "to-meta"), { after: null, limit: 10 }), "outside_root");
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "typed.txt")))).toMatchObject({ contentType: "text/x-typed" });
   });
 });
 
@@ -296,9 +299,9 @@ describe("child caps (root levels)", () => {
       const ops = await fileOps(childCap, path);
       expect(ops).toEqual(allOutside(ops));
     }
-    expectCode(await fx.storage.list(childCap, rel("peer-dir"), { after: null, limit: 10 }), "outside_root");
+    expectCode(await fx.storage.list(dirAt(childCap, "peer-dir"), { after: null, limit: 10 }), "outside_root");
     expect(
-      expectOk(await fx.storage.list(childCap, rel(""), { after: null, limit: 10 })).entries.map((e) => e.name),
+      expectOk(await fx.storage.list(dirAt(childCap, ""), { after: null, limit: 10 })).entries.map((e) => e.name),
     ).toEqual(["move-source.txt", "own.txt"]);
   });
 
@@ -308,9 +311,9 @@ describe("child caps (root levels)", () => {
       ["parent/", "child-abs/"],
       ["parent-link/", "child/"],
     ] as Root[]) {
-      expectOk(await fx.storage.prepareRoot(childCap, { create: false }));
+      expectOk(await fx.storage.prepareRoot(rootAt(childCap), { create: false }));
       expect(expectOk(await getText(fx.storage, childCap, "own.txt"))).toBe("own");
-      expectCode(await fx.storage.read(childCap, rel("peer-link"), {}), "outside_root");
+      expectCode(await fx.storage.read(fileAt(childCap, "peer-link"), {}), "outside_root");
     }
     expectOk(await put(fx.storage, ["parent/", "child-link/"], "written.txt", "via link"));
     expect(await readFile(join(fx.base, "parent/child/written.txt"), "utf8")).toBe("via link");
@@ -322,13 +325,13 @@ describe("child caps (root levels)", () => {
       ["parent/", "abs-out/"],
       ["parent/", "child/", "peer-dir/"],
     ] as Root[]) {
-      expect(await fx.storage.prepareRoot(childCap, { create: false })).toEqual({
+      expect(await fx.storage.prepareRoot(rootAt(childCap), { create: false })).toEqual({
         ok: false,
         error: { code: "outside_root", message: "resolved outside root" },
       });
-      expectCode(await fx.storage.prepareRoot(childCap, { create: true }), "outside_root");
-      expectCode(await fx.storage.stat(childCap, rel("")), "outside_root");
-      expectCode(await fx.storage.list(childCap, rel(""), { after: null, limit: 10 }), "outside_root");
+      expectCode(await fx.storage.prepareRoot(rootAt(childCap), { create: true }), "outside_root");
+      expectCode(await fx.storage.stat(entryAt(childCap, "")), "outside_root");
+      expectCode(await fx.storage.list(dirAt(childCap, ""), { after: null, limit: 10 }), "outside_root");
       const ops = await fileOps(childCap, "secret2.txt");
       expect(ops).toEqual(allOutside(ops));
     }

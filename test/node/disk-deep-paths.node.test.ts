@@ -4,11 +4,13 @@
  * too. A refused write must leave no hidden empty folders behind, and `stat`
  * and `write` must agree about a name whatever empty folders sit there.
  */
+
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MAX_TREE_DEPTH } from "../../disk-host/dir-visibility.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
+import { entryAt, fileAt, rootAt } from "../checked-paths.ts";
 import {
   bodyOf,
   type DiskFixture,
@@ -19,7 +21,6 @@ import {
   makeFixture,
   md5,
   put,
-  rel,
 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
@@ -27,7 +28,7 @@ let fx: DiskFixture;
 
 beforeEach(async () => {
   fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(ROOT, { create: true }));
+  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
 });
 
 afterEach(async () => {
@@ -45,9 +46,9 @@ describe("a write that needs many new folders", () => {
     const path = deep(400);
     expect(expectOk(await put(fx.storage, ROOT, path, "deep"))).toEqual({ created: true, size: 4, etag: md5("deep") });
     expect(expectOk(await getText(fx.storage, ROOT, path))).toBe("deep");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("d/d/d")))).toEqual({ type: "dir" });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "d/d/d")))).toEqual({ type: "dir" });
     expect((await tree()).length).toBe(401);
-    expectOk(await fx.storage.remove(ROOT, rel(path)));
+    expectOk(await fx.storage.remove(fileAt(ROOT, path)));
     expect(await tree()).toEqual([]);
   });
 
@@ -56,7 +57,7 @@ describe("a write that needs many new folders", () => {
     ["a body shorter than declared", {}, "bad_request", 9],
   ])("refused for %s, it leaves no folder behind", async (_case, preconditions, code, length) => {
     for (const letter of ["a", "b", "c"]) {
-      const result = await fx.storage.write(ROOT, rel(deep(300, letter)), bodyOf("deep"), {
+      const result = await fx.storage.write(fileAt(ROOT, deep(300, letter)), bodyOf("deep"), {
         length,
         contentType: "text/plain",
         ...preconditions,
@@ -85,14 +86,14 @@ describe("concurrent writes into new folders", () => {
 describe("stat and write agree about a name", () => {
   it("a name holding only a deep empty tree is missing to stat and free for a write", async () => {
     await mkdir(join(fx.base, "r", "x", ...Array(150).fill("e")), { recursive: true });
-    expectCode(await fx.storage.stat(ROOT, rel("x")), "not_found");
+    expectCode(await fx.storage.stat(entryAt(ROOT, "x")), "not_found");
     expect(expectOk(await put(fx.storage, ROOT, "x", "file now")).created).toBe(true);
-    expect(expectOk(await fx.storage.stat(ROOT, rel("x")))).toMatchObject({ type: "file", size: 8 });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "x")))).toMatchObject({ type: "file", size: 8 });
   });
 
   it("a name holding an empty tree too deep to look at is a folder to both", async () => {
     await mkdir(join(fx.base, "r", "x", ...Array(MAX_TREE_DEPTH + 2).fill("e")), { recursive: true });
-    expect(expectOk(await fx.storage.stat(ROOT, rel("x")))).toEqual({ type: "dir" });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "x")))).toEqual({ type: "dir" });
     expectCode(await put(fx.storage, ROOT, "x", "file now"), "conflict");
   });
 });

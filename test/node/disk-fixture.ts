@@ -4,6 +4,7 @@
  * DiskStorage whose DISK binding is that host, so every call crosses the same
  * wire protocol as under Miniflare.
  */
+
 import { createHash } from "node:crypto";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,6 +16,7 @@ import type { Result } from "../../shared/result.ts";
 import type { WriteResult } from "../../shared/wire-types.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
 import type { Root, StorageWriteOptions } from "../../storage-adapters/storage-adapter.ts";
+import { checked } from "../checked-paths.ts";
 
 export const SECRET = "TOP-SECRET-BYTES-FROM-OUTSIDE";
 
@@ -110,12 +112,17 @@ export async function put(
   options: Partial<StorageWriteOptions> = {},
 ): Promise<Result<WriteResult>> {
   const length = new TextEncoder().encode(content).length;
-  return storage.write(root, rel(path), bodyOf(content), { length, contentType: "text/plain", ...options });
+  // Through the chokepoint's path step, so a path the vault refuses is refused here too.
+  const at = checked(root, path, "file");
+  if (!at.ok) return at;
+  return storage.write(at.value, bodyOf(content), { length, contentType: "text/plain", ...options });
 }
 
 /** The whole file as text, or the failure. */
 export async function getText(storage: DiskStorage, root: Root, path: string): Promise<Result<string>> {
-  const read = await storage.read(root, rel(path), {});
+  const at = checked(root, path, "file");
+  if (!at.ok) return at;
+  const read = await storage.read(at.value, {});
   if (!read.ok) return read;
   if (read.value.status !== "body") throw new Error(`unexpected ${read.value.status}`);
   return { ok: true, value: await new Response(read.value.body).text() };

@@ -5,6 +5,7 @@
  * writes through the same names. Each race runs for a bounded ~2 s; what is
  * asserted is what was observed, never how long anything took.
  */
+
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -12,7 +13,8 @@ import { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Result } from "../../shared/result.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, type DiskFixture, expectOk, makeFixture, md5, put, rel, SECRET, watchTree } from "./disk-fixture.ts";
+import { dirAt, entryAt, fileAt } from "../checked-paths.ts";
+import { bodyOf, type DiskFixture, expectOk, makeFixture, md5, put, SECRET, watchTree } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 const RACE_MS = 2000;
@@ -116,7 +118,7 @@ describe("a link swapped in while requests run", () => {
     try {
       await raceFor(4, async (lane) => {
         for (const path of ["victim.txt", "vdir/f.txt"]) {
-          const read = await fx.storage.read(ROOT, rel(path), lane % 2 ? { range: "bytes=0-99" } : {});
+          const read = await fx.storage.read(fileAt(ROOT, path), lane % 2 ? { range: "bytes=0-99" } : {});
           note(`read ${code(read)}`);
           if (read.ok && read.value.status === "body") {
             const text = await new Response(read.value.body).text();
@@ -124,11 +126,11 @@ describe("a link swapped in while requests run", () => {
             expect(text).toBe(SAFE);
             expect(read.value.meta.size).toBe(SAFE.length);
           }
-          const stat = await fx.storage.stat(ROOT, rel(path));
+          const stat = await fx.storage.stat(entryAt(ROOT, path));
           note(`stat ${code(stat)}`);
           if (stat.ok && stat.value.type === "file") expect(stat.value.etag).toBe(md5(SAFE));
         }
-        const listed = await fx.storage.list(ROOT, rel("vdir"), { after: null, limit: 10 });
+        const listed = await fx.storage.list(dirAt(ROOT, "vdir"), { after: null, limit: 10 });
         note(`list ${code(listed)}`);
         if (listed.ok) {
           expect(listed.value.entries.map((e) => e.name)).not.toContain("only-outside.txt");
@@ -175,8 +177,10 @@ describe("a link swapped in while requests run", () => {
         note(`write ${code(await put(fx.storage, ROOT, name, "EVIL"))}`);
         note(`deep ${code(await put(fx.storage, ROOT, `wdir/sub-${lane}/x.txt`, "EVIL"))}`);
         note(`replace ${code(await put(fx.storage, ROOT, "target.txt", "EVIL"))}`);
-        note(`remove ${code(await fx.storage.remove(ROOT, rel("wdir/keep.txt")))}`);
-        note(`move ${code(await fx.storage.move(ROOT, rel(name), rel(`wdir/moved-${lane}-${i}.txt`), true))}`);
+        note(`remove ${code(await fx.storage.remove(fileAt(ROOT, "wdir/keep.txt")))}`);
+        note(
+          `move ${code(await fx.storage.move(fileAt(ROOT, name), fileAt(ROOT, `wdir/moved-${lane}-${i}.txt`), true))}`,
+        );
       });
     } finally {
       note(`swap cycles ${await swapper.stop()}`);
@@ -207,7 +211,7 @@ describe("atomic writes under concurrency", () => {
       for (let i = 0; Date.now() < until; i++) {
         const [content, type] = i % 2 ? [A, "text/a"] : [B, "text/b"];
         // Small chunks keep each temp file alive across many reads.
-        const w = await fx.storage.write(ROOT, rel("atomic.txt"), bodyOf(content, 16 * 1024), {
+        const w = await fx.storage.write(fileAt(ROOT, "atomic.txt"), bodyOf(content, 16 * 1024), {
           length: content.length,
           contentType: type,
         });
@@ -217,7 +221,7 @@ describe("atomic writes under concurrency", () => {
     })();
     const readers = Array.from({ length: 3 }, async (_, lane) => {
       while (Date.now() < until) {
-        const read = expectOk(await fx.storage.read(ROOT, rel("atomic.txt"), {}));
+        const read = expectOk(await fx.storage.read(fileAt(ROOT, "atomic.txt"), {}));
         if (read.status !== "body") throw new Error(read.status);
         const text = await new Response(read.body).text();
         expect(text === A || text === B).toBe(true);
@@ -227,7 +231,7 @@ describe("atomic writes under concurrency", () => {
         const raw = await readFile(join(fx.base, "r/atomic.txt"), "utf8");
         expect(raw === A || raw === B).toBe(true);
         if (lane === 0) {
-          const names = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 10 })).entries.map(
+          const names = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 10 })).entries.map(
             (e) => e.name,
           );
           expect(names).toEqual(["atomic.txt"]);
@@ -249,7 +253,7 @@ describe("atomic writes under concurrency", () => {
       );
       expect(creators.filter((c) => c.ok)).toHaveLength(1);
       expect(creators.filter((c) => !c.ok).map(code)).toEqual(Array(5).fill("precondition_failed"));
-      const current = expectOk(await fx.storage.stat(ROOT, rel(path)));
+      const current = expectOk(await fx.storage.stat(entryAt(ROOT, path)));
       if (current.type !== "file") throw new Error("not a file");
       const updaters = await Promise.all(
         Array.from({ length: 6 }, (_, i) => put(fx.storage, ROOT, path, `u${i}`, { ifMatch: `"${current.etag}"` })),

@@ -2,20 +2,22 @@
  * The disk backend against the StorageAdapter contract, on real folders:
  * DiskStorage (worker side) driving the real disk host through the wire protocol.
  */
+
 import { execFileSync } from "node:child_process";
 import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
-import { bodyOf, type DiskFixture, expectCode, expectOk, getText, makeFixture, md5, put, rel } from "./disk-fixture.ts";
+import { checked, dirAt, entryAt, fileAt, rootAt } from "../checked-paths.ts";
+import { bodyOf, type DiskFixture, expectCode, expectOk, getText, makeFixture, md5, put } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
 
 beforeEach(async () => {
   fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(ROOT, { create: true }));
+  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
 });
 
 afterEach(async () => {
@@ -28,7 +30,7 @@ afterEach(async () => {
 });
 
 const names = async (path = "", root: Root = ROOT) =>
-  expectOk(await fx.storage.list(root, rel(path), { after: null, limit: 1000 })).entries.map(
+  expectOk(await fx.storage.list(dirAt(root, path), { after: null, limit: 1000 })).entries.map(
     (e) => `${e.name}:${e.type}`,
   );
 
@@ -41,7 +43,7 @@ describe("round trip", () => {
     expect(written).toEqual({ created: true, size: Buffer.byteLength(content), etag: md5(content) });
     expect(await readFile(join(fx.base, "r/notes/today.md"), "utf8")).toBe(content);
 
-    const read = expectOk(await fx.storage.read(ROOT, rel("notes/today.md"), {}));
+    const read = expectOk(await fx.storage.read(fileAt(ROOT, "notes/today.md"), {}));
     if (read.status !== "body") throw new Error(read.status);
     expect(read.meta).toMatchObject({
       size: Buffer.byteLength(content),
@@ -49,14 +51,14 @@ describe("round trip", () => {
       contentType: "text/markdown; charset=utf-8",
     });
     expect(await new Response(read.body).text()).toBe(content);
-    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "notes/today.md")))).toMatchObject({
       type: "file",
       etag: md5(content),
     });
 
     const replaced = expectOk(await put(fx.storage, ROOT, "notes/today.md", "v2", { contentType: "text/x-other" }));
     expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2") });
-    expect(expectOk(await fx.storage.stat(ROOT, rel("notes/today.md")))).toMatchObject({
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "notes/today.md")))).toMatchObject({
       contentType: "text/x-other",
       size: 2,
     });
@@ -64,12 +66,12 @@ describe("round trip", () => {
 
   it("round-trips a 3 MiB binary body and an empty one", async () => {
     const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => (i * 7919) % 251);
-    const w = await fx.storage.write(ROOT, rel("big.bin"), bodyOf(big, 65_536), {
+    const w = await fx.storage.write(fileAt(ROOT, "big.bin"), bodyOf(big, 65_536), {
       length: big.length,
       contentType: "application/x-big",
     });
     expect(expectOk(w).etag).toBe(md5(big));
-    const read = expectOk(await fx.storage.read(ROOT, rel("big.bin"), {}));
+    const read = expectOk(await fx.storage.read(fileAt(ROOT, "big.bin"), {}));
     if (read.status !== "body") throw new Error(read.status);
     expect(md5(new Uint8Array(await new Response(read.body).arrayBuffer()))).toBe(md5(big));
 
@@ -80,37 +82,37 @@ describe("round trip", () => {
   it("keeps a content type far longer than an HTTP header allows", async () => {
     const contentType = `text/plain; x=${"y".repeat(20_000)}`;
     expectOk(await put(fx.storage, ROOT, "long-type.txt", "x", { contentType }));
-    expect(expectOk(await fx.storage.stat(ROOT, rel("long-type.txt")))).toMatchObject({ contentType });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "long-type.txt")))).toMatchObject({ contentType });
   });
 
   it("computes etags of files placed and edited by hand, and serves them as octet-stream", async () => {
     await writeFile(join(fx.base, "r/by-hand.txt"), "placed by hand");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("by-hand.txt")))).toMatchObject({
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "by-hand.txt")))).toMatchObject({
       etag: md5("placed by hand"),
       contentType: "application/octet-stream",
     });
     expectOk(await put(fx.storage, ROOT, "edited.txt", "original", { contentType: "text/plain" }));
     await writeFile(join(fx.base, "r/edited.txt"), "edited in place!");
-    const after = expectOk(await fx.storage.stat(ROOT, rel("edited.txt")));
+    const after = expectOk(await fx.storage.stat(entryAt(ROOT, "edited.txt")));
     expect(after).toMatchObject({ etag: md5("edited in place!"), size: 16, contentType: "text/plain" });
-    const listed = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 10 })).entries;
+    const listed = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 10 })).entries;
     expect(listed.find((e) => e.name === "edited.txt")?.etag).toBe(md5("edited in place!"));
   });
 
   it("serves ranges, unsatisfiable ranges and If-None-Match", async () => {
     expectOk(await put(fx.storage, ROOT, "r.txt", "0123456789"));
-    const ranged = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=2-4" }));
+    const ranged = expectOk(await fx.storage.read(fileAt(ROOT, "r.txt"), { range: "bytes=2-4" }));
     if (ranged.status !== "body") throw new Error(ranged.status);
     expect(ranged.range).toEqual({ start: 2, end: 4 });
     expect(await new Response(ranged.body).text()).toBe("234");
-    const suffix = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=-3" }));
+    const suffix = expectOk(await fx.storage.read(fileAt(ROOT, "r.txt"), { range: "bytes=-3" }));
     if (suffix.status !== "body") throw new Error(suffix.status);
     expect(await new Response(suffix.body).text()).toBe("789");
-    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { range: "bytes=10-" })).status).toBe("unsatisfiable");
-    expect(expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: `"${md5("0123456789")}"` })).status).toBe(
-      "not_modified",
-    );
-    const other = expectOk(await fx.storage.read(ROOT, rel("r.txt"), { ifNoneMatch: '"other"' }));
+    expect(expectOk(await fx.storage.read(fileAt(ROOT, "r.txt"), { range: "bytes=10-" })).status).toBe("unsatisfiable");
+    expect(
+      expectOk(await fx.storage.read(fileAt(ROOT, "r.txt"), { ifNoneMatch: `"${md5("0123456789")}"` })).status,
+    ).toBe("not_modified");
+    const other = expectOk(await fx.storage.read(fileAt(ROOT, "r.txt"), { ifNoneMatch: '"other"' }));
     if (other.status !== "body") throw new Error(other.status);
     await other.body.cancel();
   });
@@ -132,7 +134,7 @@ describe("preconditions and lengths", () => {
   });
 
   it("refuses a body shorter or longer than its length, leaving no file, temp or folder", async () => {
-    const short = await fx.storage.write(ROOT, rel("a/short.txt"), bodyOf("abc"), {
+    const short = await fx.storage.write(fileAt(ROOT, "a/short.txt"), bodyOf("abc"), {
       length: 10,
       contentType: "text/plain",
     });
@@ -141,23 +143,26 @@ describe("preconditions and lengths", () => {
       error: { code: "bad_request", message: "the body did not match its Content-Length" },
     });
     expectCode(
-      await fx.storage.write(ROOT, rel("a/long.txt"), bodyOf("abcdefghijkl"), { length: 3, contentType: "text/plain" }),
+      await fx.storage.write(fileAt(ROOT, "a/long.txt"), bodyOf("abcdefghijkl"), {
+        length: 3,
+        contentType: "text/plain",
+      }),
       "bad_request",
     );
     expect(await readdir(join(fx.base, "r"))).toEqual([]);
   });
 
+  // The chokepoint refuses these before any adapter sees them (an adapter takes only checked paths).
   it("refuses file operations on the root and keys over R2's limit", async () => {
-    expectCode(await fx.storage.read(ROOT, rel(""), {}), "invalid_path");
+    expectCode(checked(ROOT, "", "file"), "invalid_path");
     expectCode(await put(fx.storage, ROOT, "", "x"), "invalid_path");
-    expectCode(await fx.storage.remove(ROOT, rel("")), "invalid_path");
     // Each alone is within limits; root + path is over R2's 1,024-byte key limit.
     const longRoot: Root = [`${"a".repeat(250)}/${"b".repeat(250)}/${"c".repeat(250)}/`];
     const longPath = `${"d".repeat(200)}/${"e".repeat(100)}`;
-    expectOk(await fx.storage.prepareRoot(longRoot, { create: true }));
-    expectCode(await fx.storage.stat(longRoot, rel(longPath)), "invalid_path");
+    expectOk(await fx.storage.prepareRoot(rootAt(longRoot), { create: true }));
+    expectCode(checked(longRoot, longPath, "entry"), "invalid_path");
     expectCode(await put(fx.storage, longRoot, longPath, "x"), "invalid_path");
-    expectCode(await fx.storage.list(longRoot, rel(longPath), { after: null, limit: 1 }), "invalid_path");
+    expectCode(checked(longRoot, longPath, "dir"), "invalid_path");
     expectOk(await put(fx.storage, longRoot, "d".repeat(200), "fits"));
   });
 });
@@ -168,12 +173,12 @@ describe("directories exist only while they hold a file", () => {
     expect((await stat(join(fx.base, "r/a/b"))).mode & 0o777).toBe(0o700);
     expect((await stat(join(fx.base, "r/a/b/c.txt"))).mode & 0o777).toBe(0o600);
     expect((await stat(join(fx.base, "r"))).mode & 0o777).toBe(0o700);
-    expectOk(await fx.storage.remove(ROOT, rel("a/b/c.txt")));
+    expectOk(await fx.storage.remove(fileAt(ROOT, "a/b/c.txt")));
     expect(await readdir(join(fx.base, "r"))).toEqual([]);
 
     // A child cap rooted at r/a/: its root stays, the folders beneath go.
     expectOk(await put(fx.storage, ROOT, "a/b/c.txt", "x"));
-    expectOk(await fx.storage.remove(["r/", "a/"], rel("b/c.txt")));
+    expectOk(await fx.storage.remove(fileAt(["r/", "a/"], "b/c.txt")));
     expect(await readdir(join(fx.base, "r"))).toEqual(["a"]);
     expect(await readdir(join(fx.base, "r/a"))).toEqual([]);
   });
@@ -193,18 +198,18 @@ describe("directories exist only while they hold a file", () => {
     expectOk(await put(fx.storage, ROOT, "real/f.txt", "x"));
     expect(await names()).toEqual(["real:dir"]);
     for (const hidden of ["empty", "empty/deeper", "temps", "odd"]) {
-      expectCode(await fx.storage.stat(ROOT, rel(hidden)), "not_found");
-      expectCode(await fx.storage.list(ROOT, rel(hidden), { after: null, limit: 10 }), "not_found");
-      expectCode(await fx.storage.read(ROOT, rel(hidden), {}), "not_found");
-      expectCode(await fx.storage.remove(ROOT, rel(hidden)), "not_found");
+      expectCode(await fx.storage.stat(entryAt(ROOT, hidden)), "not_found");
+      expectCode(await fx.storage.list(dirAt(ROOT, hidden), { after: null, limit: 10 }), "not_found");
+      expectCode(await fx.storage.read(fileAt(ROOT, hidden), {}), "not_found");
+      expectCode(await fx.storage.remove(fileAt(ROOT, hidden)), "not_found");
     }
-    expect(expectOk(await fx.storage.stat(ROOT, rel("real")))).toEqual({ type: "dir" });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "real")))).toEqual({ type: "dir" });
   });
 
   it("lets a write or a move take the name of a folder holding no file, removing only empty folders", async () => {
     // Left by the API itself: a child cap's root stays when its last file goes.
     expectOk(await put(fx.storage, ROOT, "child/f", "x"));
-    expectOk(await fx.storage.remove(["r/", "child/"], rel("f")));
+    expectOk(await fx.storage.remove(fileAt(["r/", "child/"], "f")));
     expectOk(await put(fx.storage, ROOT, "child", "now a file"));
     expect(expectOk(await getText(fx.storage, ROOT, "child"))).toBe("now a file");
 
@@ -212,7 +217,7 @@ describe("directories exist only while they hold a file", () => {
     expect(expectOk(await put(fx.storage, ROOT, "tree", "t"))).toMatchObject({ created: true });
     await mkdir(join(fx.base, "r/empty"));
     expectOk(await put(fx.storage, ROOT, "src", "moved"));
-    expectOk(await fx.storage.move(ROOT, rel("src"), rel("empty"), false));
+    expectOk(await fx.storage.move(fileAt(ROOT, "src"), fileAt(ROOT, "empty"), false));
     expect(expectOk(await getText(fx.storage, ROOT, "empty"))).toBe("moved");
 
     // A folder holding anything at all (a write's temp, a link, a file a cap cannot name) is kept, and refuses.
@@ -228,7 +233,7 @@ describe("directories exist only while they hold a file", () => {
         error: { code: "conflict", message: "that path is a directory" },
       });
       expectOk(await put(fx.storage, ROOT, "src", "x"));
-      expectCode(await fx.storage.move(ROOT, rel("src"), rel(name), true), "conflict");
+      expectCode(await fx.storage.move(fileAt(ROOT, "src"), fileAt(ROOT, name), true), "conflict");
     }
     expect(await readFile(join(fx.base, "r/busy/sub/.capvault-tmp-0123"), "utf8")).toBe("partial");
     expect(await readlink(join(fx.base, "r/linked/out"))).toBe(fx.outside);
@@ -242,14 +247,14 @@ describe("directories exist only while they hold a file", () => {
 
   it("treats a root that does not exist (yet) as empty, and creates it on write", async () => {
     const root: Root = ["not-yet/"];
-    expect(expectOk(await fx.storage.list(root, rel(""), { after: null, limit: 10 }))).toEqual({
+    expect(expectOk(await fx.storage.list(dirAt(root, ""), { after: null, limit: 10 }))).toEqual({
       entries: [],
       next: null,
     });
-    expect(expectOk(await fx.storage.stat(root, rel("")))).toEqual({ type: "dir" });
-    expectCode(await fx.storage.read(root, rel("x"), {}), "not_found");
-    expectCode(await fx.storage.list(root, rel("x"), { after: null, limit: 10 }), "not_found");
-    expectOk(await fx.storage.prepareRoot(root, { create: false }));
+    expect(expectOk(await fx.storage.stat(entryAt(root, "")))).toEqual({ type: "dir" });
+    expectCode(await fx.storage.read(fileAt(root, "x"), {}), "not_found");
+    expectCode(await fx.storage.list(dirAt(root, "x"), { after: null, limit: 10 }), "not_found");
+    expectOk(await fx.storage.prepareRoot(rootAt(root), { create: false }));
     await expect(stat(join(fx.base, "not-yet"))).rejects.toThrow();
     expectOk(await put(fx.storage, root, "x", "made"));
     expect(await readFile(join(fx.base, "not-yet/x"), "utf8")).toBe("made");
@@ -263,9 +268,9 @@ describe("conflicts and not_found, as the interface rules", () => {
   });
 
   it("read, write, remove, stat and list", async () => {
-    expectCode(await fx.storage.read(ROOT, rel("dir"), {}), "conflict");
-    expectCode(await fx.storage.read(ROOT, rel("missing"), {}), "not_found");
-    expectCode(await fx.storage.read(ROOT, rel("file.txt/x"), {}), "not_found");
+    expectCode(await fx.storage.read(fileAt(ROOT, "dir"), {}), "conflict");
+    expectCode(await fx.storage.read(fileAt(ROOT, "missing"), {}), "not_found");
+    expectCode(await fx.storage.read(fileAt(ROOT, "file.txt/x"), {}), "not_found");
     expect(await put(fx.storage, ROOT, "file.txt/x", "x")).toEqual({
       ok: false,
       error: { code: "conflict", message: "a parent of that path is a file" },
@@ -274,66 +279,69 @@ describe("conflicts and not_found, as the interface rules", () => {
       ok: false,
       error: { code: "conflict", message: "that path is a directory" },
     });
-    expectCode(await fx.storage.remove(ROOT, rel("dir")), "conflict");
-    expectCode(await fx.storage.remove(ROOT, rel("missing")), "not_found");
-    expectCode(await fx.storage.remove(ROOT, rel("file.txt/x")), "not_found");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("dir")))).toEqual({ type: "dir" });
-    expectCode(await fx.storage.stat(ROOT, rel("missing")), "not_found");
-    expectCode(await fx.storage.stat(ROOT, rel("file.txt/x")), "not_found");
-    expect(await fx.storage.list(ROOT, rel("file.txt"), { after: null, limit: 5 })).toEqual({
+    expectCode(await fx.storage.remove(fileAt(ROOT, "dir")), "conflict");
+    expectCode(await fx.storage.remove(fileAt(ROOT, "missing")), "not_found");
+    expectCode(await fx.storage.remove(fileAt(ROOT, "file.txt/x")), "not_found");
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "dir")))).toEqual({ type: "dir" });
+    expectCode(await fx.storage.stat(entryAt(ROOT, "missing")), "not_found");
+    expectCode(await fx.storage.stat(entryAt(ROOT, "file.txt/x")), "not_found");
+    expect(await fx.storage.list(dirAt(ROOT, "file.txt"), { after: null, limit: 5 })).toEqual({
       ok: false,
       error: { code: "conflict", message: "that path is a file" },
     });
-    expectCode(await fx.storage.list(ROOT, rel("missing"), { after: null, limit: 5 }), "not_found");
+    expectCode(await fx.storage.list(dirAt(ROOT, "missing"), { after: null, limit: 5 }), "not_found");
     // Like R2, a later page of a folder that is gone is empty rather than an error.
-    expect(expectOk(await fx.storage.list(ROOT, rel("missing"), { after: "a", limit: 5 }))).toEqual({
+    expect(expectOk(await fx.storage.list(dirAt(ROOT, "missing"), { after: "a", limit: 5 }))).toEqual({
       entries: [],
       next: null,
     });
   });
 
   it("move: files only, atomic, conflict on an existing destination unless overwrite", async () => {
-    expectOk(await fx.storage.move(ROOT, rel("file.txt"), rel("moved/deep/f.txt"), false));
+    expectOk(await fx.storage.move(fileAt(ROOT, "file.txt"), fileAt(ROOT, "moved/deep/f.txt"), false));
     expect(expectOk(await getText(fx.storage, ROOT, "moved/deep/f.txt"))).toBe("f");
-    expectCode(await fx.storage.stat(ROOT, rel("file.txt")), "not_found");
-    expect(expectOk(await fx.storage.stat(ROOT, rel("moved/deep/f.txt")))).toMatchObject({
+    expectCode(await fx.storage.stat(entryAt(ROOT, "file.txt")), "not_found");
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "moved/deep/f.txt")))).toMatchObject({
       contentType: "text/plain",
       etag: md5("f"),
     });
 
     expectOk(await put(fx.storage, ROOT, "other.txt", "o"));
-    expect(await fx.storage.move(ROOT, rel("other.txt"), rel("moved/deep/f.txt"), false)).toEqual({
+    expect(await fx.storage.move(fileAt(ROOT, "other.txt"), fileAt(ROOT, "moved/deep/f.txt"), false)).toEqual({
       ok: false,
       error: { code: "conflict", message: "the destination exists" },
     });
     expect(expectOk(await getText(fx.storage, ROOT, "other.txt"))).toBe("o");
-    expectOk(await fx.storage.move(ROOT, rel("other.txt"), rel("moved/deep/f.txt"), true));
+    expectOk(await fx.storage.move(fileAt(ROOT, "other.txt"), fileAt(ROOT, "moved/deep/f.txt"), true));
     expect(expectOk(await getText(fx.storage, ROOT, "moved/deep/f.txt"))).toBe("o");
 
-    expect(await fx.storage.move(ROOT, rel("dir"), rel("dir2"), false)).toEqual({
+    expect(await fx.storage.move(fileAt(ROOT, "dir"), fileAt(ROOT, "dir2"), false)).toEqual({
       ok: false,
       error: { code: "conflict", message: "cannot move a directory" },
     });
-    expectCode(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("dir"), true), "conflict");
-    expectCode(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("dir/inner.txt/x"), true), "conflict");
-    expectCode(await fx.storage.move(ROOT, rel("missing"), rel("x"), true), "not_found");
-    expectOk(await fx.storage.move(ROOT, rel("dir/inner.txt"), rel("dir/inner.txt"), true));
-    expectCode(await fx.storage.move(ROOT, rel("dir/inner.txt"), rel("dir/inner.txt"), false), "conflict");
+    expectCode(await fx.storage.move(fileAt(ROOT, "moved/deep/f.txt"), fileAt(ROOT, "dir"), true), "conflict");
+    expectCode(
+      await fx.storage.move(fileAt(ROOT, "moved/deep/f.txt"), fileAt(ROOT, "dir/inner.txt/x"), true),
+      "conflict",
+    );
+    expectCode(await fx.storage.move(fileAt(ROOT, "missing"), fileAt(ROOT, "x"), true), "not_found");
+    expectOk(await fx.storage.move(fileAt(ROOT, "dir/inner.txt"), fileAt(ROOT, "dir/inner.txt"), true));
+    expectCode(await fx.storage.move(fileAt(ROOT, "dir/inner.txt"), fileAt(ROOT, "dir/inner.txt"), false), "conflict");
     expect(expectOk(await getText(fx.storage, ROOT, "dir/inner.txt"))).toBe("i");
     // The source's emptied folders went with it; the failed destinations left none.
-    expectOk(await fx.storage.move(ROOT, rel("moved/deep/f.txt"), rel("top.txt"), false));
+    expectOk(await fx.storage.move(fileAt(ROOT, "moved/deep/f.txt"), fileAt(ROOT, "top.txt"), false));
     expect((await readdir(join(fx.base, "r"))).sort()).toEqual(["dir", "top.txt"]);
   });
 
   it("prepareRoot: creates admin roots 0700, checks the others, refuses files", async () => {
-    expectOk(await fx.storage.prepareRoot(["made/", "deeper/"], { create: true }));
+    expectOk(await fx.storage.prepareRoot(rootAt(["made/", "deeper/"]), { create: true }));
     expect((await stat(join(fx.base, "made/deeper"))).mode & 0o777).toBe(0o700);
-    expectOk(await fx.storage.prepareRoot(["r/", "dir/"], { create: false }));
-    expect(await fx.storage.prepareRoot(["r/", "file.txt/"], { create: false })).toEqual({
+    expectOk(await fx.storage.prepareRoot(rootAt(["r/", "dir/"]), { create: false }));
+    expect(await fx.storage.prepareRoot(rootAt(["r/", "file.txt/"]), { create: false })).toEqual({
       ok: false,
       error: { code: "conflict", message: "that path is a file" },
     });
-    expectCode(await fx.storage.prepareRoot(["r/file.txt/"], { create: true }), "conflict");
+    expectCode(await fx.storage.prepareRoot(rootAt(["r/file.txt/"]), { create: true }), "conflict");
   });
 });
 
@@ -353,7 +361,7 @@ describe("listing", () => {
     ];
     for (const name of fileNames) expectOk(await put(fx.storage, ROOT, name, name));
     for (const dir of ["d1", "Z"]) expectOk(await put(fx.storage, ROOT, `${dir}/x`, "x"));
-    const all = expectOk(await fx.storage.list(ROOT, rel(""), { after: null, limit: 1000 }));
+    const all = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 1000 }));
     const expected = [...fileNames, "d1", "Z"].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
     expect(all.entries.map((e) => e.name)).toEqual(expected);
     expect(all.next).toBeNull();
@@ -363,7 +371,7 @@ describe("listing", () => {
     const paged: string[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 10; pages++) {
-      const page: StorageListPage = expectOk(await fx.storage.list(ROOT, rel(""), { after, limit: 7 }));
+      const page: StorageListPage = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after, limit: 7 }));
       paged.push(...page.entries.map((e) => e.name));
       if (page.next === null) break;
       expect(page.next).toBe(page.entries[page.entries.length - 1]!.name);
@@ -372,11 +380,11 @@ describe("listing", () => {
     expect(paged).toEqual(expected);
     // An exact fit: the last full page says there is no more.
     expect(
-      expectOk(await fx.storage.list(ROOT, rel(""), { after: expected[expected.length - 4]!, limit: 3 })).next,
+      expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: expected[expected.length - 4]!, limit: 3 })).next,
     ).toBeNull();
     // A cursor naming nothing continues after where it would sort.
     expect(
-      expectOk(await fx.storage.list(ROOT, rel(""), { after: "n05x", limit: 2 })).entries.map((e) => e.name),
+      expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: "n05x", limit: 2 })).entries.map((e) => e.name),
     ).toEqual(["n06", "n07"]);
   });
 
@@ -389,8 +397,8 @@ describe("listing", () => {
     expect(await names()).toEqual(["visible.txt:file"]);
     expect(await names("", [""])).toEqual(["r:dir"]);
     // A FIFO is never opened for reading (that would block the host).
-    expectCode(await fx.storage.read(ROOT, rel("fifo"), {}), "not_found");
-    expectCode(await fx.storage.stat(ROOT, rel("fifo")), "not_found");
+    expectCode(await fx.storage.read(fileAt(ROOT, "fifo"), {}), "not_found");
+    expectCode(await fx.storage.stat(entryAt(ROOT, "fifo")), "not_found");
   });
 });
 
@@ -406,7 +414,7 @@ describe("stale temps", () => {
     expect(await readdir(join(fx.base, "r/keep"))).toEqual(["me.txt"]);
     expect(await readdir(join(fx.base, "r"))).toEqual(["keep"]);
     expect((await readdir(fx.base)).sort()).toEqual([".capvault-meta", "r"]);
-    expect(expectOk(await fx.storage.stat(ROOT, rel("keep/me.txt")))).toMatchObject({ contentType: "text/x-kept" });
+    expect(expectOk(await fx.storage.stat(entryAt(ROOT, "keep/me.txt")))).toMatchObject({ contentType: "text/x-kept" });
     expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
   });
 
@@ -428,7 +436,7 @@ describe("stale temps", () => {
         controller.close();
       },
     });
-    const writing = fx.storage.write(ROOT, rel("inflight.txt"), slow, { length: 9, contentType: "text/plain" });
+    const writing = fx.storage.write(fileAt(ROOT, "inflight.txt"), slow, { length: 9, contentType: "text/plain" });
     while (!(await readdir(join(fx.base, "r"))).some((n) => n.startsWith(".capvault-tmp-")))
       await new Promise((r) => setTimeout(r, 2));
     await fx.host.cleanStaleTemps();

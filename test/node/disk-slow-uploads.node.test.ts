@@ -5,6 +5,7 @@
  * of writes may hold them at once. A timed-out write stores nothing and
  * frees every descriptor it took.
  */
+
 import { readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +13,8 @@ import type { DiskHostOptions } from "../../disk-host/index.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { TOO_MANY_UPLOADS, TOO_SLOW, UPLOAD_LIMITS } from "../../storage-adapters/upload-limits.ts";
-import { type DiskFixture, expectOk, listTree, makeFixture, put, rel } from "./disk-fixture.ts";
+import { fileAt, rootAt } from "../checked-paths.ts";
+import { type DiskFixture, expectOk, listTree, makeFixture, put } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -23,7 +25,7 @@ afterEach(async () => {
 
 async function setup(uploads: DiskHostOptions["uploads"]): Promise<void> {
   fx = await makeFixture({ uploads });
-  expectOk(await fx.storage.prepareRoot(ROOT, { create: true }));
+  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
 }
 
 /** This process's open descriptors: all of them, and those on files under the test folder. */
@@ -69,7 +71,7 @@ function tricklingBody(length: number): ReadableStream<Uint8Array> {
 const code = (r: { ok: boolean; error?: { code: string; message: string } }) =>
   r.ok ? "ok" : `${r.error!.code}: ${r.error!.message}`;
 const write = (path: string, body: ReadableStream<Uint8Array>, length: number) =>
-  fx.storage.write(ROOT, rel(path), body, { length, contentType: "text/plain" });
+  fx.storage.write(fileAt(ROOT, path), body, { length, contentType: "text/plain" });
 
 describe("a stalled upload", () => {
   it("times out once idle, stores nothing and gives back every descriptor (30 at once)", async () => {
@@ -104,7 +106,7 @@ describe("the worker's side of the wire", () => {
   it("times a stalled body out by its own, tighter limits, and says why", async () => {
     await setup({ idleMs: 600_000 });
     const worker = new DiskStorage(fx.host, fx.secret, { ...UPLOAD_LIMITS, idleMs: 300 });
-    const result = await worker.write(ROOT, rel("stalled.txt"), stalledBody("x").body, {
+    const result = await worker.write(fileAt(ROOT, "stalled.txt"), stalledBody("x").body, {
       length: 10,
       contentType: "text/plain",
     });

@@ -1,13 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseRelPath, type RelPath } from "../../shared/rel-path.ts";
 import { R2Storage } from "../../storage-adapters/r2-storage.ts";
-
-const rel = (text: string): RelPath => {
-  const parsed = parseRelPath(text);
-  if (!parsed.ok) throw new Error(text);
-  return parsed.value;
-};
+import { fileAt } from "../checked-paths.ts";
 
 /**
  * The real bucket, with another writer slipped in at one exact moment: just
@@ -37,7 +31,7 @@ describe("R2 adapter under races", () => {
   it("a move whose destination appears mid-copy refuses and keeps its source", async () => {
     await env.BUCKET.put("races/move/a", "the only copy");
     const storage = new R2Storage(bucketWithRacer("races/move/b", () => env.BUCKET.put("races/move/b", "racer")));
-    const result = await storage.move(["races/move/"], rel("a"), rel("b"), false);
+    const result = await storage.move(fileAt(["races/move/"], "a"), fileAt(["races/move/"], "b"), false);
     expect(result).toEqual({ ok: false, error: { code: "conflict", message: "the destination exists" } });
     expect(await (await env.BUCKET.get("races/move/a"))!.text()).toBe("the only copy");
     expect(await (await env.BUCKET.get("races/move/b"))!.text()).toBe("racer");
@@ -49,7 +43,7 @@ describe("R2 adapter under races", () => {
       bucketWithRacer("races/write/f", () => env.BUCKET.put("races/write/f", "someone else")),
     );
     const body = new Response("mine").body!;
-    const result = await storage.write(["races/write/"], rel("f"), body, {
+    const result = await storage.write(fileAt(["races/write/"], "f"), body, {
       length: 4,
       contentType: "text/plain",
       ifMatch: `"${first!.etag}"`,

@@ -1,19 +1,13 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseRelPath, type RelPath } from "../../shared/rel-path.ts";
 import { R2Storage } from "../../storage-adapters/r2-storage.ts";
 import { TOO_MANY_UPLOADS, TOO_SLOW, type UploadLimits } from "../../storage-adapters/upload-limits.ts";
+import { fileAt } from "../checked-paths.ts";
 
 /**
  * Slow uploads into the real bucket: a stalled or trickling body fails the
  * write with nothing stored, and only a bounded number run at once.
  */
-const rel = (text: string): RelPath => {
-  const parsed = parseRelPath(text);
-  if (!parsed.ok) throw new Error(text);
-  return parsed.value;
-};
-
 const limits = (over: Partial<UploadLimits>): UploadLimits => ({
   idleMs: 300,
   minTotalMs: 300,
@@ -57,7 +51,7 @@ describe("R2 uploads that are too slow", () => {
   it("a stalled body times out, stores nothing, and is cancelled", async () => {
     const storage = new R2Storage(env.BUCKET, limits({ idleMs: 300, minTotalMs: 60_000 }));
     const stalled = stalledBody();
-    const result = await storage.write(["slow/"], rel("stalled.txt"), stalled.body, {
+    const result = await storage.write(fileAt(["slow/"], "stalled.txt"), stalled.body, {
       length: 100,
       contentType: "text/plain",
     });
@@ -76,7 +70,7 @@ describe("R2 uploads that are too slow", () => {
         else c.close();
       },
     });
-    const result = await storage.write(["slow/"], rel("trickle.txt"), body, {
+    const result = await storage.write(fileAt(["slow/"], "trickle.txt"), body, {
       length: 1000,
       contentType: "text/plain",
     });
@@ -88,18 +82,18 @@ describe("R2 uploads that are too slow", () => {
     const storage = new R2Storage(env.BUCKET, limits({ idleMs: 600_000, minTotalMs: 600_000, maxConcurrent: 2 }));
     const stalled = [stalledBody(), stalledBody()];
     const writes = stalled.map((s, i) =>
-      storage.write(["slow/"], rel(`held-${i}`), s.body, { length: 10, contentType: "text/plain" }),
+      storage.write(fileAt(["slow/"], `held-${i}`), s.body, { length: 10, contentType: "text/plain" }),
     );
     // A body is pulled only once its write passed its checks and took a slot.
     await Promise.all(stalled.map((s) => s.pulled));
-    const refused = await storage.write(["slow/"], rel("refused.txt"), new Response("hello").body!, {
+    const refused = await storage.write(fileAt(["slow/"], "refused.txt"), new Response("hello").body!, {
       length: 5,
       contentType: "text/plain",
     });
     expect(code(refused)).toBe(`unavailable: ${TOO_MANY_UPLOADS}`);
     for (const s of stalled) s.fail();
     expect((await Promise.all(writes)).map((r) => r.ok)).toEqual([false, false]);
-    const taken = await storage.write(["slow/"], rel("taken.txt"), new Response("hello").body!, {
+    const taken = await storage.write(fileAt(["slow/"], "taken.txt"), new Response("hello").body!, {
       length: 5,
       contentType: "text/plain",
     });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseRelPath, type RelPath } from "../../shared/rel-path.ts";
 import { ANCESTOR_CALLS_MAX, R2Storage } from "../../storage-adapters/r2-storage.ts";
+import { dirAt, fileAt, rootAt } from "../checked-paths.ts";
 
 /**
  * Every R2 call is a subrequest on Cloudflare, and a request may make only
@@ -10,12 +10,6 @@ import { ANCESTOR_CALLS_MAX, R2Storage } from "../../storage-adapters/r2-storage
  * counting its calls.
  */
 const FREE_PLAN_SUBREQUESTS = 50;
-
-const rel = (text: string): RelPath => {
-  const parsed = parseRelPath(text);
-  if (!parsed.ok) throw new Error(text);
-  return parsed.value;
-};
 
 function countingBucket(): { bucket: R2Bucket; calls: () => number } {
   let calls = 0;
@@ -39,7 +33,7 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
   it("a write 400 folders deep makes at most the documented number of calls", async () => {
     const { bucket, calls } = countingBucket();
     const storage = new R2Storage(bucket);
-    const written = await storage.write(["subreq/w/"], rel(deep(400)), body("deep"), {
+    const written = await storage.write(fileAt(["subreq/w/"], deep(400)), body("deep"), {
       length: 4,
       contentType: "text/plain",
     });
@@ -54,12 +48,18 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
     await env.BUCKET.put(`${base}${"d/".repeat(level - 1)}d`, "a file where a folder is needed");
     const { bucket, calls } = countingBucket();
     const storage = new R2Storage(bucket);
-    const written = await storage.write([base], rel(deep(400)), body("deep"), { length: 4, contentType: "text/plain" });
+    const written = await storage.write(fileAt([base], deep(400)), body("deep"), {
+      length: 4,
+      contentType: "text/plain",
+    });
     expect(written).toMatchObject({ ok: false, error: { code: "conflict" } });
     expect(calls()).toBeLessThan(FREE_PLAN_SUBREQUESTS);
     // Beside folders that hold keys, too: the deepest folder holding keys is found, not the first.
     await env.BUCKET.put(`${base}${"d/".repeat(level - 1)}e/other`, "x");
-    const again = await storage.write([base], rel(deep(400)), body("deep"), { length: 4, contentType: "text/plain" });
+    const again = await storage.write(fileAt([base], deep(400)), body("deep"), {
+      length: 4,
+      contentType: "text/plain",
+    });
     expect(again).toMatchObject({ ok: false, error: { code: "conflict" } });
   });
 
@@ -67,10 +67,10 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
     await env.BUCKET.put("subreq/m/src", "moving");
     const { bucket, calls } = countingBucket();
     const storage = new R2Storage(bucket);
-    expect((await storage.move(["subreq/m/"], rel("src"), rel(deep(400)), false)).ok).toBe(true);
+    expect((await storage.move(fileAt(["subreq/m/"], "src"), fileAt(["subreq/m/"], deep(400)), false)).ok).toBe(true);
     expect(calls()).toBeLessThanOrEqual(ANCESTOR_CALLS_MAX + 5);
     const before = calls();
-    expect((await storage.prepareRoot(["subreq/p/", `${"d/".repeat(400)}`])).ok).toBe(true);
+    expect((await storage.prepareRoot(rootAt(["subreq/p/", `${"d/".repeat(400)}`]))).ok).toBe(true);
     expect(calls() - before).toBeLessThanOrEqual(ANCESTOR_CALLS_MAX);
   });
 
@@ -89,7 +89,7 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
     let after: string | null = null;
     for (let pages = 0; pages < 20; pages++) {
       const before = calls();
-      const page = await storage.list(["subreq/l/"], rel(""), { after, limit: 900 });
+      const page = await storage.list(dirAt(["subreq/l/"], ""), { after, limit: 900 });
       if (!page.ok) throw new Error(page.error.code);
       expect(calls() - before).toBeLessThan(FREE_PLAN_SUBREQUESTS);
       seen.push(...page.value.entries.map((entry) => entry.name));
