@@ -6,13 +6,13 @@
  * wrong is refused and leaves the vault unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient } from "../client/admin-client.ts";
-import type { FsCap } from "../client/fs-cap.ts";
-import { fsCapTextFiles } from "../client/fs-cap-text-files.ts";
-import { createMemoryTool } from "../client/memory-tool.ts";
-import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import { createMemoryHandler, type MemoryResult } from "./memory-handler.ts";
-import type { TextFiles } from "./text-files.ts";
+import { AdminClient } from "../../client/admin-client.ts";
+import type { FsCap } from "../../client/fs-cap.ts";
+import { fsCapTextFiles } from "../../client/fs-cap-text-files.ts";
+import { createMemoryTool } from "../../client/memory-tool.ts";
+import { createMemoryHandler, type MemoryResult } from "../../memory-tool/memory-handler.ts";
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "memtest-secret-prefix-";
 let vault: TestVault;

@@ -8,8 +8,8 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import { AdminClient, CapError, FsCap } from "./index.ts";
+import { AdminClient, CapError, FsCap } from "../../client/index.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let fs: FsCap;
