@@ -24,8 +24,7 @@ export default defineConfig({
     // A unit test of shared/ or client/ that needs a Node API is listed here, with the reason on its line.
     // None does today: node:path, node:crypto's randomBytes and node:util's inspect exist under nodejs_compat.
     exclude: ["node_modules/**"],
-    // Pure functions and fetch doubles, no storage to keep apart: a workerd
-    // started for one file runs the next, instead of one started per file.
-    isolate: false,
+    // Isolated like `workers` (see vitest.workers.config.ts): non-isolated runs of this
+    // pool version slow with every file and can stall.
   },
 });
