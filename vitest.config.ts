@@ -1,9 +1,12 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects: `workers` runs inside workerd (the worker, its Durable
- * Objects and R2, via the cloudflareTest plugin); `node` covers the launcher,
- * disk host, clients and end-to-end tests against a running vault.
+ * Three projects. `workers` runs test/workers inside workerd (the worker, its
+ * Durable Objects and R2, via the cloudflareTest plugin); `node` runs
+ * test/node (the launcher, disk host and end-to-end tests against a running
+ * vault) and every unit test beside its code (`shared/x.test.ts` next to
+ * `shared/x.ts`); `unit-workerd` runs the unit tests of shared/ and clients/typescript/,
+ * code that runs inside workerd in production, there as well.
  */
 export default defineConfig({
   test: {
@@ -11,6 +14,6 @@ export default defineConfig({
     // compute; the default of one worker per spare core (one, here) ran them
     // one after another.
     maxWorkers: 4,
-    projects: ["./vitest.workers.config.ts", "./vitest.node.config.ts"],
+    projects: ["./vitest.workers.config.ts", "./vitest.unit-workerd.config.ts", "./vitest.node.config.ts"],
   },
 });

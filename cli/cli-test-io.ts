@@ -22,7 +22,7 @@ export interface InProcessOptions {
 /**
  * Runs the CLI in this process with captured streams: the same code path as
  * the real binary minus process start-up, so most CLI tests stay fast. The
- * binary itself is exercised by spawning in capvault.node.test.ts.
+ * binary itself is exercised by spawning in test/node/cli.node.test.ts.
  */
 export async function runInProcess(argv: string[], options: InProcessOptions = {}): Promise<CliRun> {
   const stdout = new PassThrough();

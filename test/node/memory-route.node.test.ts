@@ -8,11 +8,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient } from "../clients/typescript/admin-client.ts";
-import { FsCap } from "../clients/typescript/fs-cap.ts";
-import { createMemoryTool } from "../clients/typescript/memory-tool.ts";
-import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import type { MemoryResult } from "./memory-handler.ts";
+import { AdminClient } from "../../clients/typescript/admin-client.ts";
+import { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
+import type { MemoryResult } from "../../memory-tool/memory-handler.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const SECRET = "top secret outside the vault\n";
 let vault: TestVault;

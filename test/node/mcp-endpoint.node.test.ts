@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { Right } from "../../shared/rights.ts";
-import { startTestVault, type TestVault } from "../../test/node/test-vault.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "secret-prefix-xyz/";
 let vault: TestVault;

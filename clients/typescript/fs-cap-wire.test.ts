@@ -1,7 +1,7 @@
 /**
  * The SDK's side of the wire, without a server: what each call sends, and how
  * it turns every kind of answer into a result or a CapError. The behaviour
- * against the real vault is in fs-cap.node.test.ts.
+ * against the real vault is in test/node/fs-cap.node.test.ts.
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";

@@ -6,13 +6,13 @@
  * wrong is refused and leaves the vault unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient } from "../clients/typescript/admin-client.ts";
-import type { FsCap } from "../clients/typescript/fs-cap.ts";
-import { fsCapTextFiles } from "../clients/typescript/fs-cap-text-files.ts";
-import { createMemoryTool } from "../clients/typescript/memory-tool.ts";
-import { startTestVault, type TestVault } from "../test/node/test-vault.ts";
-import { createMemoryHandler, type MemoryResult } from "./memory-handler.ts";
-import type { TextFiles } from "./text-files.ts";
+import { AdminClient } from "../../clients/typescript/admin-client.ts";
+import type { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { fsCapTextFiles } from "../../clients/typescript/fs-cap-text-files.ts";
+import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
+import { createMemoryHandler, type MemoryResult } from "../../memory-tool/memory-handler.ts";
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "memtest-secret-prefix-";
 let vault: TestVault;

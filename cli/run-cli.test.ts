@@ -1,7 +1,7 @@
 /**
  * The CLI without a vault: parsing, help, exit codes and output formats, with
  * a fetch double standing in for the server. End-to-end runs against the real
- * launcher are in capvault.node.test.ts.
+ * launcher are in test/node/cli.node.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
