@@ -267,6 +267,43 @@ describe("revocation", () => {
     expect(await alive(root)).toBe(true);
   });
 
+  it("a revocation answers once the whole subtree is dead; each member's alarm then clears its state", async () => {
+    const root = cap((await mintRoot("revoke/cleared-later/")).token);
+    const a = await child(root, { path: "a" });
+    const b = await child(a, { path: "b" });
+    const c = await child(b, { path: "" });
+    const b2 = await child(a, { path: "b2" });
+    await c.write("f", "written before");
+    expect((await a.revoke()).status).toBe(204);
+    const members = [a, b, c, b2];
+    // Dead on every route the moment the answer came, whatever is left to clear.
+    for (const m of members) {
+      expect(await alive(m)).toBe(false);
+      expect(await errorCode(await m.write("g", "x"))).toBe("no_such_cap");
+      expect(await errorCode(await m.children())).toBe("no_such_cap");
+    }
+    const stateOf = async (m: Cap) =>
+      runInDurableObject(await capObject(m.token), async (_i, state) => ({
+        keys: [...(await state.storage.list()).keys()],
+        alarm: await state.storage.getAlarm(),
+      }));
+    for (const m of members) {
+      // The record went in the kill; the rest waits for the alarm the kill
+      // set (which may have run by now on a slow machine: then it is cleared).
+      const before = await stateOf(m);
+      expect(before.keys).not.toContain("cap");
+      if (before.keys.length > 0) expect(before.alarm).not.toBeNull();
+      await runDurableObjectAlarm(await capObject(m.token));
+      expect(await stateOf(m)).toEqual({ keys: [], alarm: null });
+      expect(await alive(m)).toBe(false);
+    }
+    // A second revocation of a cleared subtree finds nothing and changes nothing.
+    expect(await errorCode(await root.revokeChild(a.minted.id))).toBe("not_found");
+    expect(await errorCode(await a.revoke())).toBe("no_such_cap");
+    expect(await alive(root)).toBe(true);
+    expect(await (await root.read("a/b/f")).text()).toBe("written before");
+  });
+
   it("a cap minted while its parent is being revoked does not survive", async () => {
     const root = cap((await mintRoot("revoke/race/")).token);
     const parent = await child(root, { path: "p" });
