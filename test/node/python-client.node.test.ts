@@ -32,6 +32,7 @@ function liveEnv(): NodeJS.ProcessEnv {
   return pythonEnv({
     CAPVAULT_TEST_CAP: vault.rootCapUrl,
     CAPVAULT_TEST_DISK_CAP: vault.diskCapUrl,
+    CAPVAULT_TEST_DISK_ROOT: vault.diskRoot,
   });
 }
 
@@ -63,5 +64,19 @@ describe("Python package (clients/python)", () => {
     expect(suite.output).not.toMatch(/skipped/);
     expect(/^(\w+) \(.*\) \.\.\. /m.exec(suite.output)?.[1]).toBe("test_hermes_fs_as_cap_vector");
     expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
+  }, 300_000);
+
+  it("Hermes bisimulation: status quo and cap agree on benign sequences; only the status quo leaks", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const bisim = await run(venv.python, ["-m", "unittest", "-v", "test_hermes_bisim"], { cwd: TESTS, env: liveEnv() });
+    console.log(bisim.stdout); // the seed and both sides' scorecard
+    expect(bisim.status, bisim.output).toBe(0);
+    expect(bisim.output).toMatch(/^OK$/m);
+    expect(bisim.output).not.toMatch(/skipped/);
+    const benign = /^benign: (\d+) sequences, \d+ calls: identical I\/O and folders in (\d+)\/\d+$/m.exec(bisim.stdout);
+    expect(benign, bisim.stdout).not.toBeNull();
+    if (!process.env.CAPVAULT_BISIM_SEQUENCES) expect(Number(benign![1])).toBeGreaterThanOrEqual(200);
+    expect(benign![2]).toBe(benign![1]);
+    expect(bisim.stdout).toMatch(/^score: \(a\) status quo leaked [1-9]\d*\/(\d+), \(b\) cap leaked 0\/\1$/m);
   }, 300_000);
 });
