@@ -410,6 +410,70 @@ def run_hostile(fs_for: Callable[[Path], Side], base: Path, call: HostileCall, s
 
 
 # ---------------------------------------------------------------------------
+# HermesFs's own promises, beyond what the two sides share
+# ---------------------------------------------------------------------------
+
+
+@unittest.skipUnless(DISK_CAP, "set CAPVAULT_TEST_DISK_CAP to a disk root cap URL")
+class HermesFsTests(unittest.TestCase):
+    def setUp(self) -> None:
+        self.cap = FsCap(DISK_CAP, proxies={}).subdir(f"hermes-fs-{self._testMethodName}-{random.randrange(10**9)}")
+        self.addCleanup(self.cap.revoke)
+        self.hfs = HermesFs(self.cap)
+
+    def test_a_with_block_that_raises_writes_nothing(self) -> None:
+        self.hfs.open("kept.txt", "w").close()
+        for mode, data in (("w", "half"), ("wb", b"half")):
+            with self.assertRaises(RuntimeError):
+                with self.hfs.open("kept.txt", mode) as f:
+                    f.write(data)
+                    raise RuntimeError("the tool failed mid-write")
+            with self.assertRaises(RuntimeError):
+                with self.hfs.open("new.txt", mode) as f:
+                    f.write(data)
+                    raise RuntimeError("the tool failed mid-write")
+        self.assertEqual(self.cap.read("kept.txt"), b"")
+        self.assertEqual(self.hfs.listdir(), ["kept.txt"])
+
+    def test_modes(self) -> None:
+        with self.hfs.open("t.txt", "w") as f:
+            f.write("caf\u00e9\r\nline\n")
+        self.assertEqual(self.cap.read("t.txt"), "caf\u00e9\r\nline\n".encode())
+        with self.hfs.open("t.txt") as f:
+            self.assertEqual(f.read(), "caf\u00e9\nline\n")  # universal newlines, as open() reads text
+        with self.hfs.open("t.txt", "rb") as f:
+            self.assertEqual(f.read(), "caf\u00e9\r\nline\n".encode())
+        with self.assertRaises(CapError) as ctx:
+            with self.hfs.open("t.txt", "x") as f:
+                f.write("clobber")
+        self.assertEqual(ctx.exception.code, "precondition_failed")
+        with self.hfs.open("fresh.bin", "xb") as f:
+            f.write(b"\x00\xff")
+        self.assertEqual(self.cap.read("fresh.bin"), b"\x00\xff")
+        for mode in ("a", "r+", "w+", "ab"):
+            with self.assertRaises(ValueError):
+                self.hfs.open("t.txt", mode)
+        self.assertEqual(self.cap.read("t.txt"), "caf\u00e9\r\nline\n".encode())
+
+    def test_scoped_is_a_narrower_cap(self) -> None:
+        self.cap.write("skills/a/SKILL.md", b"a")
+        self.cap.write("secret.txt", b"s")
+        viewer = self.hfs.scoped("skills", rights=["read", "list"])
+        self.assertEqual(viewer.listdir(), ["a"])
+        self.assertEqual(viewer.open("a/SKILL.md").read(), "a")
+        for attempt in (lambda: viewer.open("../secret.txt"), lambda: self.hfs.scoped("../x")):
+            with self.assertRaises(CapError) as ctx:
+                attempt()
+            self.assertEqual(ctx.exception.code, "path_escapes")
+        with self.assertRaises(CapError) as ctx:
+            with viewer.open("a/SKILL.md", "w") as f:
+                f.write("pwned")
+        self.assertEqual(ctx.exception.code, "forbidden")
+        self.assertEqual(self.cap.read("skills/a/SKILL.md"), b"a")
+        self.assertNotIn(self.cap.url.rsplit("/", 1)[-1], repr(viewer) + repr(self.hfs))
+
+
+# ---------------------------------------------------------------------------
 # The two sides against each other
 # ---------------------------------------------------------------------------
 
