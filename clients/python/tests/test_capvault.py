@@ -11,7 +11,7 @@ Three groups:
   root cap whose folder contains ``symlink-to-outside`` (a symlink leaving the
   folder) and ``skills/hermes-fs-as-cap/SKILL.md``.
 
-Run: ``python3 -m unittest -v test_capvault`` from clients/python.
+Run: ``python3 -m unittest discover -v -s tests`` from clients/python.
 Every live test works in its own fresh subfolder, through its own subdir cap.
 """
 
@@ -23,7 +23,6 @@ import io
 import json
 import os
 import socket
-import sys
 import threading
 import traceback
 import unittest
@@ -32,9 +31,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from capvault import CapError, FsCap  # noqa: E402
+# The package under test: the installed one (npm test installs it into a fresh
+# venv), or clients/python/capvault when run from clients/python.
+from capvault import CapError, FsCap
 
 R2_CAP = os.environ.get("CAPVAULT_TEST_CAP", "").strip()
 DISK_CAP = os.environ.get("CAPVAULT_TEST_DISK_CAP", "").strip()
@@ -78,6 +77,32 @@ class TokenHygiene:
         self.assertEqual(ctx.exception.code, code, f"expected {code}, got {ctx.exception!r}")  # type: ignore[attr-defined]
         self.assertNoToken(ctx.exception, *caps)
         return ctx.exception
+
+
+# ---------------------------------------------------------------------------
+# The hermes-fs-as-cap test vector, first (the bridge document this package grew from)
+# ---------------------------------------------------------------------------
+
+
+@unittest.skipUnless(DISK_CAP, "set CAPVAULT_TEST_DISK_CAP to a disk-backed root cap URL to run the vector")
+class HermesFsAsCapVectorTest(unittest.TestCase, TokenHygiene):
+    """The document's vector verbatim, over the disk backend, with the document's error messages."""
+
+    def test_hermes_fs_as_cap_vector(self) -> None:
+        fs = local_cap(DISK_CAP)
+        e = self.assertRefused("path_escapes", lambda: fs.read("../../../etc/passwd"), fs)
+        self.assertEqual(e.message, "path escapes")
+        e = self.assertRefused("absolute_path", lambda: fs.read("/etc/passwd"), fs)
+        self.assertEqual(e.message, "absolute paths forbidden")
+        e = self.assertRefused("outside_root", lambda: fs.read("symlink-to-outside"), fs)
+        self.assertEqual(e.message, "resolved outside root")
+
+        sub = fs.subdir("skills")  # a new cap
+        self.addCleanup(sub.revoke)
+        self.assertIsInstance(sub, FsCap)
+        self.assertTrue(sub.read("hermes-fs-as-cap/SKILL.md"))
+        e = self.assertRefused("path_escapes", lambda: sub.read("../other-skill/SKILL.md"), sub, fs)
+        self.assertEqual(e.message, "path escapes")
 
 
 # ---------------------------------------------------------------------------
@@ -658,16 +683,6 @@ class LiveR2Tests(LiveBase):
 @unittest.skipUnless(DISK_CAP, "set CAPVAULT_TEST_DISK_CAP to a disk-backed root cap URL to run live disk tests")
 class LiveDiskTests(LiveBase):
     ROOT_URL = DISK_CAP
-
-    def test_hermes_fs_as_cap_vector(self) -> None:
-        fs = self.root
-        self.assertRefused("path_escapes", lambda: fs.read("../../../etc/passwd"), fs)
-        self.assertRefused("absolute_path", lambda: fs.read("/etc/passwd"), fs)
-        self.assertRefused("outside_root", lambda: fs.read("symlink-to-outside"), fs)
-        sub = fs.subdir("skills")
-        self.addCleanup(self._revoke_quietly, sub)
-        self.assertTrue(sub.read("hermes-fs-as-cap/SKILL.md"))
-        self.assertRefused("path_escapes", lambda: sub.read("../other-skill/SKILL.md"), sub)
 
     def test_symlink_out_is_refused_for_every_operation(self) -> None:
         fs = self.root
