@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { WriteOutcome } from "../storage-adapters/storage-adapter.ts";
@@ -36,6 +35,7 @@ import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { createExclusive, newTempName } from "./meta-store.ts";
+import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 export interface WriteRequest {
   length: number;

@@ -5,7 +5,6 @@
  * Every name is resolved by `walk`, beneath the cap's root.
  */
 import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
 import { fail, ok, type Result } from "../shared/result.ts";
 import type { FileMeta, ListPage, ReadOptions, ReadOutcome, StatOutcome } from "../storage-adapters/storage-adapter.ts";
@@ -28,6 +27,7 @@ import { fileRangeStream } from "./file-range-stream.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
+import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 const NEEDS_NAME = "a file operation needs a file name";
 const IS_DIR = "that path is a directory";

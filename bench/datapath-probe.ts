@@ -1,0 +1,166 @@
+/**
+ * A probe for the file data path (not wired into npm test or npm run bench):
+ * 1 KiB read/write p50 and 16-in-flight throughput through a cap, on R2 and
+ * on disk, against floors measured in the same run: a minimal worker on
+ * Miniflare reading and writing its R2 binding directly, and a plain Node
+ * HTTP server doing fs.readFile / fs.writeFile.
+ *
+ *   node --import tsx bench/datapath-probe.ts [rounds]
+ */
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { Miniflare } from "miniflare";
+import { startTestVault } from "../test/node/test-vault.ts";
+
+const N = Number(process.env.PROBE_N ?? 200);
+const BODY = new Uint8Array(1024).fill(65);
+
+const FLOOR_WORKER = `export default { async fetch(req, env) {
+  const key = new URL(req.url).searchParams.get("path");
+  if (req.method === "PUT") { const o = await env.BUCKET.put(key, req.body); return Response.json({ etag: o.etag }); }
+  const o = await env.BUCKET.get(key);
+  return o ? new Response(o.body, { headers: { etag: o.httpEtag } }) : new Response("no", { status: 404 });
+} };`;
+
+async function nodeFloor(dir: string): Promise<{ url: string; close(): void }> {
+  const server = createServer(async (req, res) => {
+    const name = path.join(dir, new URL(req.url!, "http://x").searchParams.get("path")!);
+    if (req.method === "PUT") {
+      const parts: Buffer[] = [];
+      for await (const p of req) parts.push(p as Buffer);
+      await writeFile(name, Buffer.concat(parts));
+      res.end("{}");
+    } else res.end(await readFile(name));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
+}
+
+async function once(base: string, op: "read" | "write", i: number): Promise<void> {
+  const url = `${base}/file?path=${op === "read" ? "probe.bin" : `w${i % 16}.bin`}`;
+  const res =
+    op === "read"
+      ? await fetch(url)
+      : await fetch(url, { method: "PUT", body: BODY, headers: { "content-type": "x/y" } });
+  if (!res.ok) throw new Error(`${op} ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+/** CPU seconds (user+sys) of the vault's processes, by process name: where a request's work is done, load or not. */
+async function groupCpu(pgid: number): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const tick = 100;
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) !== pgid) continue;
+      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
+    } catch {}
+  }
+  return out;
+}
+
+async function p50(base: string, op: "read" | "write"): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < N; i++) {
+    const t0 = performance.now();
+    await once(base, op, i);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(N / 2)]!;
+}
+
+async function parallel(base: string, op: "read" | "write"): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < N * 2) await once(base, op, next++);
+    }),
+  );
+  return (N * 2) / ((performance.now() - t0) / 1000);
+}
+
+async function main(): Promise<void> {
+  const rounds = Number(process.argv[2] ?? 2);
+  const vault = await startTestVault();
+  const floorDir = await mkdtemp(path.join(os.tmpdir(), "capvault-floor-"));
+  const node = await nodeFloor(floorDir);
+  const mf = new Miniflare({
+    modules: true,
+    script: FLOOR_WORKER,
+    r2Buckets: ["BUCKET"],
+    r2Persist: path.join(floorDir, "r2"),
+    compatibilityDate: "2025-01-01",
+  });
+  const r2Floor = (await mf.ready).origin.replace(/\/$/, "");
+  const targets: [string, string][] = [
+    ["r2 cap", vault.rootCapUrl],
+    ["r2 floor", r2Floor],
+    ["disk cap", vault.diskCapUrl],
+    ["disk floor", node.url],
+  ];
+  try {
+    for (const [, base] of targets) await once(base, "write", 0).then(() => fetchPut(base));
+    const rows = new Map<string, number[][]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const [label, base] of targets) {
+        const row = [
+          await p50(base, "read"),
+          await p50(base, "write"),
+          await parallel(base, "read"),
+          await parallel(base, "write"),
+        ];
+        rows.set(label, [...(rows.get(label) ?? []), row]);
+        if (label.endsWith("cap")) {
+          for (const op of ["read", "write"] as const) {
+            const before = await groupCpu(vault.pgid);
+            await parallel(base, op);
+            const after = await groupCpu(vault.pgid);
+            const per = Object.keys(after)
+              .map((k) => `${k} ${(((after[k]! - (before[k] ?? 0)) * 1000) / (N * 2)).toFixed(2)}`)
+              .join(", ");
+            console.log(`${label} ${op}: vault CPU ms/op: ${per}`);
+          }
+        }
+      }
+    }
+    console.log("target        read p50   write p50   16x read/s   16x write/s   (median over rounds)");
+    const med = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const summary = new Map<string, number[]>();
+    for (const [label, all] of rows) {
+      const m = [0, 1, 2, 3].map((k) => med(all.map((r) => r[k]!)));
+      summary.set(label, m);
+      console.log(
+        `${label.padEnd(12)} ${m[0]!.toFixed(2).padStart(8)} ${m[1]!.toFixed(2).padStart(10)} ${m[2]!.toFixed(0).padStart(12)} ${m[3]!.toFixed(0).padStart(13)}`,
+      );
+    }
+    for (const b of ["r2", "disk"]) {
+      const c = summary.get(`${b} cap`)!;
+      const f = summary.get(`${b} floor`)!;
+      console.log(
+        `${b}: read ${(c[0]! / f[0]!).toFixed(2)}x  write ${(c[1]! / f[1]!).toFixed(2)}x  16x read ${(c[2]! / f[2]!).toFixed(2)}  16x write ${(c[3]! / f[3]!).toFixed(2)}`,
+      );
+    }
+  } finally {
+    await mf.dispose();
+    node.close();
+    await vault.stop();
+    await rm(floorDir, { recursive: true, force: true });
+  }
+}
+
+async function fetchPut(base: string): Promise<void> {
+  const res = await fetch(`${base}/file?path=probe.bin`, { method: "PUT", body: BODY });
+  if (!res.ok) throw new Error(`seed ${res.status}`);
+  await res.arrayBuffer();
+}
+
+await main();
