@@ -1,14 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { childRoot, MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../shared/rel-path.ts";
-import { fail, ok, type Result, refuseBody } from "../shared/result.ts";
+import { type CapFailure, fail, ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
+import type { Backend } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type {
   ListEntry,
   ReadOptions,
   ReadOutcome,
+  Root,
   StatOutcome,
   StorageAdapter,
   WriteOutcome,
@@ -39,7 +41,13 @@ const RETRY_MS = 5_000;
 /** setTimeout's largest delay; longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Refusals worth an audit line even on read-only operations: someone tried to reach past the cap. */
-const AUDITED_REFUSALS = new Set(["forbidden", "path_escapes", "absolute_path", "invalid_path", "outside_root"]);
+export const AUDITED_REFUSALS: ReadonlySet<string> = new Set([
+  "forbidden",
+  "path_escapes",
+  "absolute_path",
+  "invalid_path",
+  "outside_root",
+]);
 
 export interface WriteRequest {
   /** The request's Content-Length; bodies of unknown length are refused before they get here. */
@@ -47,6 +55,13 @@ export interface WriteRequest {
   contentType: string | null;
   ifMatch?: string | undefined;
   ifNoneMatch?: string | undefined;
+}
+
+/** What the worker needs to perform one read the cap object decided: see {@link CapObject.grantRead}. */
+export interface ReadGrant {
+  backend: Backend;
+  root: Root;
+  path: RelPath;
 }
 
 export interface RevokeOutcome {
@@ -152,6 +167,31 @@ export class CapObject extends DurableObject<CapEnv> {
 
   async readFile(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
     return this.audited("read", rawPath, false, () => this.readUnaudited(rawPath, options));
+  }
+
+  /**
+   * Decides a read (alive, the read right, the path) and hands the worker
+   * what it needs to perform it for this one request, so the bytes go from
+   * storage to the client without crossing this object. The grant never
+   * leaves the worker: the root stays out of every answer. Revocation
+   * guarantees what it did for reads performed here: a read asked after
+   * revocation answered is refused; one already granted may still run, as a
+   * download already streaming may finish (see readUnaudited).
+   */
+  async grantRead(rawPath: string | null): Promise<Result<ReadGrant>> {
+    return this.audited("read", rawPath, false, async () => {
+      const access = await this.authorize(["read"], rawPath);
+      if (!access.ok) return access;
+      const { cap, path } = access.value;
+      return ok({ backend: cap.backend, root: cap.root, path });
+    });
+  }
+
+  /** The worker's granted read was refused by storage: audit it as a refusal of {@link readFile} would be. */
+  async auditReadRefusal(rawPath: string | null, refusal: CapFailure): Promise<null> {
+    if (AUDITED_REFUSALS.has(refusal.code))
+      await this.recordIfLive("read", rawPath, { ok: false, error: refusal }, false, null);
+    return null;
   }
 
   private async readUnaudited(rawPath: string | null, options: ReadOptions): Promise<Result<ReadOutcome>> {
@@ -407,9 +447,11 @@ export class CapObject extends DurableObject<CapEnv> {
     child: string | null,
   ): Promise<void> {
     if (!result.ok && result.error.code === "no_such_cap") return;
+    // Most reads leave no line: no storage read for them.
+    if (!mutation && (result.ok || !AUDITED_REFUSALS.has(result.error.code))) return;
     // Revoked while the operation ran: a dead cap keeps no log.
     if (!(await this.live())) return;
-    if (mutation || (!result.ok && AUDITED_REFUSALS.has(result.error.code))) this.audit.record(op, path, result, child);
+    this.audit.record(op, path, result, child);
   }
 
   /** The live record, or `null` when revoked, expired or never minted. */

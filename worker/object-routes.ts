@@ -3,6 +3,7 @@ import type { RevokeOutcome } from "../durable-objects/cap-object.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { type CapFailure, failure, type Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
+import { readThroughCap } from "./cap-read.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
@@ -87,7 +88,7 @@ objectRoutes.delete(
 objectRoutes.get(
   "/:token/file",
   withQuery(["path"], async (cap, q, c) => {
-    const result = await cap.readFile(q.path, {
+    const result = await readThroughCap(cap, c.env, q.path, {
       range: c.req.header("range") ?? null,
       ifNoneMatch: c.req.header("if-none-match") ?? null,
     });
