@@ -90,7 +90,17 @@ async function parallel(base: string, op: "read" | "write"): Promise<number> {
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 2);
+  const self = await readFile("/proc/self/stat", "utf8");
+  const ownGroup = Number(self.slice(self.lastIndexOf(")") + 2).split(" ")[2]);
   const vault = await startTestVault();
+  // PROBE_BEFORE=<an export of an older commit, its node_modules linked>: the
+  // same probe against that code too, interleaved with this one's in each round.
+  const beforeRoot = process.env.PROBE_BEFORE;
+  const older = beforeRoot
+    ? await (
+        (await import(path.join(beforeRoot, "test/node/test-vault.ts"))) as { startTestVault: typeof startTestVault }
+      ).startTestVault()
+    : null;
   const floorDir = await mkdtemp(path.join(os.tmpdir(), "capvault-floor-"));
   const node = await nodeFloor(floorDir);
   const mf = new Miniflare({
@@ -107,6 +117,7 @@ async function main(): Promise<void> {
     ["disk cap", vault.diskCapUrl],
     ["disk floor", node.url],
   ];
+  if (older) targets.push(["r2 cap before", older.rootCapUrl], ["disk cap before", older.diskCapUrl]);
   try {
     for (const [, base] of targets) await once(base, "write", 0).then(() => fetchPut(base));
     const rows = new Map<string, number[][]>();
@@ -119,15 +130,24 @@ async function main(): Promise<void> {
           await parallel(base, "write"),
         ];
         rows.set(label, [...(rows.get(label) ?? []), row]);
-        if (label.endsWith("cap")) {
+        // The floor worker's workerd runs in this process's own group (the vault's is detached).
+        const group = label.endsWith("cap")
+          ? vault.pgid
+          : label.endsWith("before")
+            ? older!.pgid
+            : label === "r2 floor"
+              ? ownGroup
+              : null;
+        if (group !== null) {
           for (const op of ["read", "write"] as const) {
-            const before = await groupCpu(vault.pgid);
+            const pick = (all: Record<string, number>) => (group === ownGroup ? { workerd: all.workerd ?? 0 } : all);
+            const before = pick(await groupCpu(group));
             await parallel(base, op);
-            const after = await groupCpu(vault.pgid);
+            const after = pick(await groupCpu(group));
             const per = Object.keys(after)
               .map((k) => `${k} ${(((after[k]! - (before[k] ?? 0)) * 1000) / (N * 2)).toFixed(2)}`)
               .join(", ");
-            console.log(`${label} ${op}: vault CPU ms/op: ${per}`);
+            console.log(`${label} ${op}: CPU ms/op: ${per}`);
           }
         }
       }
@@ -139,20 +159,26 @@ async function main(): Promise<void> {
       const m = [0, 1, 2, 3].map((k) => med(all.map((r) => r[k]!)));
       summary.set(label, m);
       console.log(
-        `${label.padEnd(12)} ${m[0]!.toFixed(2).padStart(8)} ${m[1]!.toFixed(2).padStart(10)} ${m[2]!.toFixed(0).padStart(12)} ${m[3]!.toFixed(0).padStart(13)}`,
+        `${label.padEnd(16)} ${m[0]!.toFixed(2).padStart(8)} ${m[1]!.toFixed(2).padStart(10)} ${m[2]!.toFixed(0).padStart(12)} ${m[3]!.toFixed(0).padStart(13)}`,
       );
     }
-    for (const b of ["r2", "disk"]) {
-      const c = summary.get(`${b} cap`)!;
+    const ratios = [
+      ["r2 cap", "r2"],
+      ["disk cap", "disk"],
+    ];
+    if (older) ratios.push(["r2 cap before", "r2"], ["disk cap before", "disk"]);
+    for (const [label, b] of ratios) {
+      const c = summary.get(label!)!;
       const f = summary.get(`${b} floor`)!;
       console.log(
-        `${b}: read ${(c[0]! / f[0]!).toFixed(2)}x  write ${(c[1]! / f[1]!).toFixed(2)}x  16x read ${(c[2]! / f[2]!).toFixed(2)}  16x write ${(c[3]! / f[3]!).toFixed(2)}`,
+        `${label} / floor: read ${(c[0]! / f[0]!).toFixed(2)}x  write ${(c[1]! / f[1]!).toFixed(2)}x  16x read ${(c[2]! / f[2]!).toFixed(2)}  16x write ${(c[3]! / f[3]!).toFixed(2)}`,
       );
     }
   } finally {
     await mf.dispose();
     node.close();
     await vault.stop();
+    await older?.stop();
     await rm(floorDir, { recursive: true, force: true });
   }
 }
