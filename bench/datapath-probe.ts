@@ -26,14 +26,21 @@ const FLOOR_WORKER = `export default { async fetch(req, env) {
 
 async function nodeFloor(dir: string): Promise<{ url: string; close(): void }> {
   const server = createServer(async (req, res) => {
-    const name = path.join(dir, new URL(req.url!, "http://x").searchParams.get("path")!);
-    if (req.method === "PUT") {
-      const parts: Buffer[] = [];
-      for await (const p of req) parts.push(p as Buffer);
-      await writeFile(name, Buffer.concat(parts));
-      res.end("{}");
-    } else res.end(await readFile(name));
+    try {
+      const name = path.join(dir, new URL(req.url!, "http://x").searchParams.get("path")!);
+      if (req.method === "PUT") {
+        const parts: Buffer[] = [];
+        for await (const p of req) parts.push(p as Buffer);
+        await writeFile(name, Buffer.concat(parts));
+        res.end("{}");
+      } else res.end(await readFile(name));
+    } catch {
+      res.statusCode = 500;
+      res.end();
+    }
   });
+  // Longer than any pause of a loaded machine: else a kept-alive socket is closed as the client reuses it.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
   return { url: `http://127.0.0.1:${port}`, close: () => server.close() };
