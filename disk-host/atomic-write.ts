@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
@@ -37,6 +36,7 @@ import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { createExclusive, newTempName } from "./meta-store.ts";
+import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 export interface WriteRequest {
   length: number;
@@ -80,19 +80,29 @@ export async function writeFile(
     return placed;
   }
   const target = placed.value;
+  let described: BigIntStats | null = null;
   try {
     const received = await receive(reader, target.handle, request.length, bound);
     if (!received.ok) return received;
-    await target.handle.sync();
     const stat = await target.handle.stat({ bigint: true });
+    // Content and sidecar must both be durable before the rename, but neither
+    // needs the other first: their two fsyncs run at once. The sidecar is
+    // named by the temp's inode, which no reader can open before the rename.
+    described = stat;
+    const durable = await Promise.allSettled([
+      target.handle.sync(),
+      ctx.meta.record(stat, received.value, request.contentType),
+    ]);
+    for (const outcome of durable) if (outcome.status === "rejected") throw outcome.reason;
     const key = await entryKey(target.chain.top, target.name);
-    return await ctx.locks.run([key], () => commit(ctx, target, stat, received.value, request));
+    return await ctx.locks.run([key], () => commit(ctx, target, received.value, request));
   } catch (error) {
     return failFromFs(error, "writing");
   } finally {
     await drain(reader, bound);
     await target.handle.close().catch(() => undefined);
     if (!target.committed) {
+      if (described) await ctx.meta.forget(described);
       await unlink(inDir(target.chain.top, target.temp)).catch(() => undefined);
       await pruneEmptyDirs(target.chain);
     }
@@ -248,7 +258,6 @@ async function receive(
 async function commit(
   ctx: HostContext,
   target: PlacedTemp,
-  stat: BigIntStats,
   etag: string,
   request: WriteRequest,
 ): Promise<Result<WriteResult>> {
@@ -269,14 +278,9 @@ async function commit(
     if (!writeAllowed(request.preconditions, etagNow)) return refuse("preconditionFailed");
     // A replaced file keeps its permissions; a new one gets the configured mode exactly.
     await target.handle.chmod(current ? Number(current.stat.mode & 0o777n) : ctx.fileMode);
-    await ctx.meta.record(stat, etag, request.contentType);
-    try {
-      await rename(inDir(dir, target.temp), inDir(dir, target.name));
-      target.committed = true;
-    } catch (error) {
-      await ctx.meta.forget(stat);
-      throw error;
-    }
+    // The sidecar was recorded before the lock (see writeFile).
+    await rename(inDir(dir, target.temp), inDir(dir, target.name));
+    target.committed = true;
     await dir.sync();
     if (current && (await current.file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(current.stat);
     return ok({ created: current === null, size: request.length, etag });

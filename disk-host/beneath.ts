@@ -12,12 +12,12 @@
  * rules, so no swap between two steps can redirect a later one.
  */
 import { type BigIntStats, constants } from "node:fs";
-import { type FileHandle, mkdir, open, readlink, rmdir } from "node:fs/promises";
 import { refuse } from "../shared/refusals.ts";
 import { RESERVED_NAME_PREFIX } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
+import { type FileHandle, mkdir, open, readlink, rmdir } from "./sync-fs.ts";
 
 /** Opens exactly the named entry: never through a link in its last component, never blocking on a FIFO. */
 export const OPEN_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

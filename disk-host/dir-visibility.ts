@@ -5,11 +5,11 @@
  * by hand, or left by a crash), folders holding only reserved or
  * unaddressable names, and links leading outside do not count.
  */
-import type { FileHandle } from "node:fs/promises";
 import { readdir } from "node:fs/promises";
 import { isListableName } from "../shared/rel-path.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { closeEnd, type DirChain, heldPath, walk } from "./beneath.ts";
+import type { FileHandle } from "./sync-fs.ts";
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
 export const ENTRY_BUDGET = 10_000;

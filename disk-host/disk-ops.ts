@@ -5,7 +5,6 @@
  * Every name is resolved by `walk`, beneath the cap's root.
  */
 import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { etagListMatches, parseByteRange } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
@@ -35,6 +34,7 @@ import { fileRangeStream } from "./file-range-stream.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
+import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 export async function readFile(
   ctx: HostContext,

@@ -9,10 +9,11 @@
  * holding anything (a file, a link, a write's temp) is left, and refused.
  */
 import { constants } from "node:fs";
-import { type FileHandle, open, readdir, rmdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { closeEnd, type DirChain, heldPath, inDir, OPEN_NOFOLLOW, userSteps, walk } from "./beneath.ts";
 import { ENTRY_BUDGET, MAX_TREE_DEPTH } from "./dir-visibility.ts";
+import { type FileHandle, open, rmdir } from "./sync-fs.ts";
 
 /**
  * Removes the folder the holder named by `segments` beneath `root` if it

@@ -1,4 +1,4 @@
-import type { FileHandle } from "node:fs/promises";
+import type { FileHandle } from "./sync-fs.ts";
 
 const CHUNK = 64 * 1024;
 

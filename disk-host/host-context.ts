@@ -1,7 +1,7 @@
-import type { FileHandle } from "node:fs/promises";
 import type { UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 import type { KeyedLock } from "./keyed-lock.ts";
 import type { MetaStore } from "./meta-store.ts";
+import type { FileHandle } from "./sync-fs.ts";
 
 /** What every disk operation needs: the held base folder and the host's shared state. */
 export interface HostContext {

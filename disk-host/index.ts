@@ -19,7 +19,6 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { constants, existsSync, mkdirSync, statSync } from "node:fs";
-import { mkdir, open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { refuse } from "../shared/refusals.ts";
 import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
@@ -31,6 +30,7 @@ import { KeyedLock } from "./keyed-lock.ts";
 import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
 import { cleanStaleTemps } from "./stale-temps.ts";
+import { mkdir, open } from "./sync-fs.ts";
 import { DISK_HOST_UPLOAD_LIMITS } from "./upload-bounds.ts";
 
 export interface DiskHostOptions {

@@ -16,10 +16,11 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type BigIntStats, constants } from "node:fs";
-import { type FileHandle, open, readdir, rename, unlink } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { DEFAULT_CONTENT_TYPE, type FileMeta } from "../storage-adapters/storage-adapter.ts";
 import { heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
+import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 /** The folder under the base folder that holds every sidecar. */
 export const META_DIR_NAME = ".capvault-meta";

@@ -1,9 +1,10 @@
-import { type FileHandle, open, readdir, rmdir, unlink } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { DirChain, heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity, META_DIR_NAME, TEMP_PREFIX } from "./meta-store.ts";
+import { type FileHandle, open, rmdir, unlink } from "./sync-fs.ts";
 
 /** Deeper trees are left alone: a bound on the sweep, not a rule of the vault. */
 const MAX_DEPTH = 256;

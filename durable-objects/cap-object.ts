@@ -2,12 +2,21 @@ import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { refuse } from "../shared/refusals.ts";
 import type { RelPath } from "../shared/rel-path.ts";
-import { ok, type Result, refuseBody } from "../shared/result.ts";
+import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
 import { isSubset, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { AuditEntry, CapInfo, ChildPage, ListPage, MintedCap, Stat, WriteResult } from "../shared/wire-types.ts";
+import type {
+  AuditEntry,
+  Backend,
+  CapInfo,
+  ChildPage,
+  ListPage,
+  MintedCap,
+  Stat,
+  WriteResult,
+} from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { ReadOutcome, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
+import type { ReadOutcome, Root, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
 import { AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
@@ -28,7 +37,13 @@ const RETRY_MS = 5_000;
 /** setTimeout's largest delay; longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Refusals worth an audit line even on read-only operations: someone tried to reach past the cap. */
-const AUDITED_REFUSALS = new Set(["forbidden", "path_escapes", "absolute_path", "invalid_path", "outside_root"]);
+export const AUDITED_REFUSALS: ReadonlySet<string> = new Set([
+  "forbidden",
+  "path_escapes",
+  "absolute_path",
+  "invalid_path",
+  "outside_root",
+]);
 
 /** A file write as the worker read it from the request's headers. */
 export interface WriteFileHeaders {
@@ -37,6 +52,14 @@ export interface WriteFileHeaders {
   contentType: string | null;
   ifMatch?: string | undefined;
   ifNoneMatch?: string | undefined;
+}
+
+/** What the worker needs to perform one read the cap object decided: see {@link CapObject.grantRead}. */
+export interface ReadGrant {
+  backend: Backend;
+  /** The file this object checked: its root levels and path. */
+  root: Root;
+  path: RelPath;
 }
 
 export interface RevokeOutcome {
@@ -143,6 +166,36 @@ export class CapObject extends DurableObject<CapEnv> {
 
   async readFile(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     return this.audited("read", rawPath, false, () => this.readUnaudited(rawPath, options));
+  }
+
+  /**
+   * Decides a read (alive, the read right, the path) and hands the worker
+   * what it needs to perform it for this one request, so the bytes go from
+   * storage to the client without crossing this object. The grant never
+   * leaves the worker: the root stays out of every answer. Revocation
+   * guarantees what it did for reads performed here: a read asked after
+   * revocation answered is refused; one already granted may still run, as a
+   * download already streaming may finish (see readUnaudited).
+   */
+  async grantRead(rawPath: string | null): Promise<Result<ReadGrant>> {
+    return this.audited("read", rawPath, false, async () => {
+      const access = await this.authorize({ rights: ["read"] }, { kind: "file", raw: [rawPath] });
+      if (!access.ok) return access;
+      const {
+        cap,
+        paths: [at],
+      } = access.value;
+      // A checked path loses its brand crossing RPC; the worker rebuilds it
+      // with the same check (durable-objects/path-check.ts), which is pure.
+      return ok({ backend: cap.backend, root: at.root, path: at.path });
+    });
+  }
+
+  /** The worker's granted read was refused by storage: audit it as a refusal of {@link readFile} would be. */
+  async auditReadRefusal(rawPath: string | null, refusal: CapFailure): Promise<null> {
+    if (AUDITED_REFUSALS.has(refusal.code))
+      await this.recordIfLive("read", rawPath, { ok: false, error: refusal }, false, null);
+    return null;
   }
 
   private async readUnaudited(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
@@ -449,9 +502,11 @@ export class CapObject extends DurableObject<CapEnv> {
     child: string | null,
   ): Promise<void> {
     if (!result.ok && result.error.code === "no_such_cap") return;
+    // Most reads leave no line: no storage read for them.
+    if (!mutation && (result.ok || !AUDITED_REFUSALS.has(result.error.code))) return;
     // Revoked while the operation ran: a dead cap keeps no log.
     if (!(await this.live())) return;
-    if (mutation || (!result.ok && AUDITED_REFUSALS.has(result.error.code))) this.audit.record(op, path, result, child);
+    this.audit.record(op, path, result, child);
   }
 
   /** The live record, or `null` when revoked, expired or never minted. */

@@ -26,7 +26,7 @@ const R2_PAGE = 1000;
  * R2 calls per operation (each is a subrequest on Cloudflare, where a request
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
- *   read 6 (3 tries of head + get), stat 2, remove 2,
+ *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
  *   write A + 3 (list, head, put), move A + 5 (get, list, head, put, delete),
  *   prepareRoot A, list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
@@ -64,6 +64,13 @@ export class R2Storage implements StorageAdapter {
 
   async read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
     const key = at.key;
+    // A plain read needs nothing judged before the bytes: one get gives the
+    // body and the meta of the same version.
+    if (!options.range && !options.ifNoneMatch) {
+      const object = await this.bucket.get(key);
+      if (object) return ok({ status: "body", meta: metaOf(object), body: object.body, range: null });
+      return (await this.isDir(key + "/")) ? refuse("isDirectory") : refuse("notFound");
+    }
     // Head first to judge the range against the current size, then fetch only
     // if the object is still that version; retry if it changed in between.
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -4,6 +4,7 @@ import { refusal } from "../shared/refusals.ts";
 import type { CapFailure, Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
 import type { MoveResult } from "../shared/wire-types.ts";
+import { readThroughCap } from "./cap-read.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
@@ -81,7 +82,7 @@ objectRoutes.delete(
 objectRoutes.get(
   "/:token/file",
   withQuery(["path"], async (cap, q, c) => {
-    const result = await cap.readFile(q.path, {
+    const result = await readThroughCap(cap, c.env, q.path, {
       range: c.req.header("range") ?? null,
       ifNoneMatch: c.req.header("if-none-match") ?? null,
     });

@@ -1,0 +1,73 @@
+/**
+ * Reads through a cap on the real launcher, now that the cap's object only
+ * decides a read and the worker performs it: a link leading out of the disk
+ * root is still refused and still audited (by the object, as before), and
+ * revocation still stops every read asked after it answered, on both backends.
+ */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestVault, type TestVault } from "./test-vault.ts";
+
+let vault: TestVault;
+const SECRET = "SECRET-OUTSIDE-THE-DISK-ROOT";
+
+beforeAll(async () => {
+  vault = await startTestVault();
+});
+
+afterAll(async () => {
+  await vault?.stop();
+});
+
+async function json(res: Response): Promise<any> {
+  return res.json();
+}
+
+describe("a read the worker performs for the cap", () => {
+  it("through a link leading out of the disk root is outside_root, reads nothing, and leaves an audit line", async () => {
+    const outside = path.join(path.dirname(vault.diskRoot), "outside-read");
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, "secret.txt"), SECRET);
+    await symlink(path.join(outside, "secret.txt"), path.join(vault.diskRoot, "leak.txt"));
+
+    const res = await fetch(`${vault.diskCapUrl}/file?path=leak.txt`);
+    const text = await res.text();
+    expect(res.status).toBe(403);
+    expect(JSON.parse(text).error.code).toBe("outside_root");
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain(outside);
+
+    const audit = await json(await fetch(`${vault.diskCapUrl}/audit`));
+    expect(audit.entries[0]).toMatchObject({ op: "read", path: "leak.txt", outcome: "outside_root" });
+  });
+
+  it("a plain not_found read leaves no audit line", async () => {
+    const child = await json(
+      await fetch(`${vault.diskCapUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "quiet" }) }),
+    );
+    expect((await fetch(`${child.url}/file?path=missing.txt`)).status).toBe(404);
+    expect((await json(await fetch(`${child.url}/audit`))).entries).toEqual([]);
+  });
+
+  for (const backend of ["r2", "disk"] as const) {
+    it(`on ${backend}: once revocation answered, no read through the cap or its child starts`, async () => {
+      const root = backend === "r2" ? vault.rootCapUrl : vault.diskCapUrl;
+      const minted = await json(
+        await fetch(`${root}/subdir`, { method: "POST", body: JSON.stringify({ path: `rv-${backend}` }) }),
+      );
+      const grand = await json(await fetch(`${minted.url}/subdir`, { method: "POST", body: "{}" }));
+      const put = await fetch(`${minted.url}/file?path=f.txt`, { method: "PUT", body: "hello" });
+      expect(put.status).toBe(201);
+      // Reads in flight while the revocation runs may finish either way; none may start after it answered.
+      const racing = Array.from({ length: 8 }, () => fetch(`${grand.url}/file?path=f.txt`).then((r) => r.text()));
+      expect((await fetch(minted.url, { method: "DELETE" })).status).toBe(204);
+      for (const cap of [minted.url, grand.url]) {
+        const res = await fetch(`${cap}/file?path=f.txt`);
+        expect(res.status).toBe(404);
+        expect((await json(res)).error.code).toBe("no_such_cap");
+      }
+      for (const body of await Promise.all(racing)) expect(body === "hello" || body.includes("no_such_cap")).toBe(true);
+    });
+  }
+});
