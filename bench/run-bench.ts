@@ -1,0 +1,69 @@
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { startTestVault } from "../test/node/test-vault.ts";
+import type { BenchContext, BenchSize } from "./bench-context.ts";
+import type { Row } from "./bench-row.ts";
+import { startDiskFloor } from "./floor-disk.ts";
+import { startR2Floor } from "./floor-r2.ts";
+import { SECTIONS } from "./sections.ts";
+
+export interface BenchResults {
+  date: string;
+  commit: string;
+  node: string;
+  size: BenchSize;
+  sections: string[];
+  rows: Row[];
+}
+
+function commit(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+/**
+ * Starts a vault on fresh temp state (the real launcher) and both floors over
+ * its storage, runs `sections` in order, and stops everything.
+ */
+export async function runBench(
+  size: BenchSize,
+  sections: readonly string[],
+  log: (line: string) => void,
+  options: { profileDir?: string } = {},
+): Promise<BenchResults> {
+  const unknown = sections.filter((s) => !(s in SECTIONS));
+  if (unknown.length > 0)
+    throw new Error(`unknown sections: ${unknown.join(", ")} (known: ${Object.keys(SECTIONS).join(", ")})`);
+  const maxFileBytes = String(Math.max(size.largeBytes * 2, 100 * 1024 * 1024));
+  const env: Record<string, string> = { CAPVAULT_MAX_FILE_BYTES: maxFileBytes };
+  // The launcher's Node process (disk host, Miniflare's side) writes a V8 CPU profile when it exits.
+  if (options.profileDir) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${options.profileDir}`;
+  const vault = await startTestVault({ env });
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const r2Floor = await startR2Floor(path.join(vault.state, "r2"), vault.state);
+    stops.push(r2Floor.stop);
+    const diskFloor = await startDiskFloor(vault.diskRoot);
+    stops.push(diskFloor.stop);
+    const ctx: BenchContext = { size, vault, r2Floor, diskFloor, log };
+    const rows: Row[] = [];
+    for (const name of sections) {
+      log(`${name}…`);
+      rows.push(...(await SECTIONS[name]!(ctx)));
+    }
+    return {
+      date: new Date().toISOString(),
+      commit: commit(),
+      node: process.version,
+      size,
+      sections: [...sections],
+      rows,
+    };
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await vault.stop();
+  }
+}
