@@ -41,7 +41,9 @@ export async function runBench(
   const env: Record<string, string> = { CAPVAULT_MAX_FILE_BYTES: maxFileBytes };
   // The launcher's Node process (disk host, Miniflare's side) writes a V8 CPU profile when it exits.
   if (options.profileDir) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${options.profileDir}`;
+  const t0 = performance.now();
   const vault = await startTestVault({ env });
+  log(`vault started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const stops: (() => Promise<void>)[] = [];
   try {
     const r2Floor = await startR2Floor(path.join(vault.state, "r2"), vault.state);
@@ -51,8 +53,9 @@ export async function runBench(
     const ctx: BenchContext = { size, vault, r2Floor, diskFloor, log };
     const rows: Row[] = [];
     for (const name of sections) {
-      log(`${name}…`);
+      const t0 = performance.now();
       rows.push(...(await SECTIONS[name]!(ctx)));
+      log(`${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
     return {
       date: new Date().toISOString(),

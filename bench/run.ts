@@ -10,6 +10,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+// Node's fetch keeps idle connections longer than workerd does; the tests' fix for that race, reused.
+import "../test/node/fetch-setup.ts";
 import { SIZES } from "./bench-context.ts";
 import { runBench } from "./run-bench.ts";
 import { SECTIONS } from "./sections.ts";
