@@ -1,39 +1,11 @@
 import type { BenchContext } from "./bench-context.ts";
 import { makeRow, type Row } from "./bench-row.ts";
 import { diskEndpoints, type FileEndpoints, r2Endpoints } from "./http-ops.ts";
+import { download, upload } from "./large-transfer.ts";
 import { childPids, groupPids, rssGrowthDuring } from "./process-rss.ts";
 import { median, timed } from "./stats.ts";
 
 const MIB = 1024 * 1024;
-const CHUNK = new Uint8Array(MIB).fill(7);
-
-async function upload(url: string, bytes: number): Promise<void> {
-  let sent = 0;
-  const body = new ReadableStream<Uint8Array>({
-    pull(c) {
-      if (sent >= bytes) return c.close();
-      const n = Math.min(CHUNK.length, bytes - sent);
-      sent += n;
-      c.enqueue(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n));
-    },
-  });
-  const res = await fetch(url, {
-    method: "PUT",
-    body,
-    headers: { "content-length": String(bytes) },
-    duplex: "half",
-  } as RequestInit);
-  await res.arrayBuffer();
-  if (!res.ok) throw new Error(`large upload: HTTP ${res.status}`);
-}
-
-async function download(url: string, bytes: number): Promise<void> {
-  const res = await fetch(url);
-  if (!res.ok || !res.body) throw new Error(`large download: HTTP ${res.status}`);
-  let n = 0;
-  for await (const piece of res.body as unknown as AsyncIterable<Uint8Array>) n += piece.length;
-  if (n !== bytes) throw new Error(`large download: ${n} of ${bytes} bytes`);
-}
 
 interface Side {
   url: string;

@@ -6,6 +6,7 @@ import type { Row } from "./bench-row.ts";
 import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
 import { SECTIONS } from "./sections.ts";
+import { formatTable } from "./table.ts";
 
 export interface BenchResults {
   date: string;
@@ -54,8 +55,10 @@ export async function runBench(
     const rows: Row[] = [];
     for (const name of sections) {
       const t0 = performance.now();
-      rows.push(...(await SECTIONS[name]!(ctx)));
-      log(`${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      const got = await SECTIONS[name]!(ctx);
+      rows.push(...got);
+      // Each section's rows as it ends, so a run cut short still shows what it measured.
+      log(`${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s\n${formatTable(got)}`);
     }
     return {
       date: new Date().toISOString(),
