@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startTestVault } from "../test/node/test-vault.ts";
 import type { BenchContext, BenchSize } from "./bench-context.ts";
 import type { Row } from "./bench-row.ts";
@@ -7,6 +8,8 @@ import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
 import { SECTIONS } from "./sections.ts";
 import { formatTable } from "./table.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 export interface BenchResults {
   date: string;
@@ -41,7 +44,10 @@ export async function runBench(
   const maxFileBytes = String(Math.max(size.largeBytes * 2, 100 * 1024 * 1024));
   const env: Record<string, string> = { CAPVAULT_MAX_FILE_BYTES: maxFileBytes };
   // The launcher's Node process (disk host, Miniflare's side) writes a V8 CPU profile when it exits.
-  if (options.profileDir) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${options.profileDir}`;
+  if (options.profileDir) {
+    env.NODE_OPTIONS = `--import=${pathToFileURL(path.join(HERE, "cpu-profile-hook.mjs")).href}`;
+    env.CAPVAULT_BENCH_PROFILE_DIR = options.profileDir;
+  }
   const t0 = performance.now();
   const vault = await startTestVault({ env });
   log(`vault started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
