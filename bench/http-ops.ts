@@ -6,12 +6,32 @@ export async function ok(res: Response | Promise<Response>, what: string): Promi
   if (!answer.ok) throw new Error(`${what}: HTTP ${answer.status}`);
 }
 
+/** Requests sent again because a pooled connection had been closed by the server before it answered. */
+export let resent = 0;
+
+/**
+ * `fetch`, sent once more if it failed on a kept-alive connection the server
+ * had closed before answering ("other side closed"): what browsers do for
+ * idempotent requests, and every call here is one (reads, and writes of the
+ * same bytes). A server that is down fails the second try too.
+ */
+async function send(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const code = ((error as Error).cause as { code?: string } | undefined)?.code;
+    if (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") throw error;
+    resent++;
+    return fetch(url, init);
+  }
+}
+
 export const KIB = new Uint8Array(1024).fill(0x61);
 
-export const get = (url: string) => ok(fetch(url), `GET ${new URL(url).pathname}`);
-export const head = (url: string) => ok(fetch(url, { method: "HEAD" }), `HEAD ${new URL(url).pathname}`);
+export const get = (url: string) => ok(send(url), `GET ${new URL(url).pathname}`);
+export const head = (url: string) => ok(send(url, { method: "HEAD" }), `HEAD ${new URL(url).pathname}`);
 export const put = (url: string, body: Uint8Array = KIB) =>
-  ok(fetch(url, { method: "PUT", body }), `PUT ${new URL(url).pathname}`);
+  ok(send(url, { method: "PUT", body }), `PUT ${new URL(url).pathname}`);
 
 /** A 1 KiB file through a cap and its floor: the same name on both sides. */
 export interface FileEndpoints {
@@ -35,9 +55,9 @@ export function diskEndpoints(capUrl: string, floorUrl: string): FileEndpoints {
   };
 }
 
-/** Mints a child of `capUrl` over `path` (same rights) and returns its URL. */
+/** Mints a child of `capUrl` over `path` (same rights) and returns its URL. A resend may mint one spare child. */
 export async function mintChild(capUrl: string, path = ""): Promise<string> {
-  const res = await fetch(`${capUrl}/subdir`, { method: "POST", body: JSON.stringify({ path }) });
+  const res = await send(`${capUrl}/subdir`, { method: "POST", body: JSON.stringify({ path }) });
   const body = (await res.json()) as { url?: string };
   if (res.status !== 201 || !body.url) throw new Error(`subdir: HTTP ${res.status}`);
   return body.url;

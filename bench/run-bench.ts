@@ -6,6 +6,7 @@ import type { BenchContext, BenchSize } from "./bench-context.ts";
 import type { Row } from "./bench-row.ts";
 import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
+import { resent } from "./http-ops.ts";
 import { SECTIONS } from "./sections.ts";
 import { formatTable } from "./table.ts";
 
@@ -64,7 +65,9 @@ export async function runBench(
       const got = await SECTIONS[name]!(ctx);
       rows.push(...got);
       // Each section's rows as it ends, so a run cut short still shows what it measured.
-      log(`${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s\n${formatTable(got)}`);
+      log(
+        `${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s, ${resent} requests resent so far\n${formatTable(got)}`,
+      );
     }
     return {
       date: new Date().toISOString(),
