@@ -10,19 +10,21 @@ export async function ok(res: Response | Promise<Response>, what: string): Promi
 export let resent = 0;
 
 /**
- * `fetch`, sent once more if it failed on a kept-alive connection the server
- * had closed before answering ("other side closed"): what browsers do for
+ * `fetch`, sent again (up to 3 times) if it failed on a kept-alive connection
+ * the server had closed before answering ("other side closed"): what browsers do for
  * idempotent requests, and every call here is one (reads, and writes of the
  * same bytes). A server that is down fails the second try too.
  */
 async function send(url: string, init?: RequestInit): Promise<Response> {
-  try {
-    return await fetch(url, init);
-  } catch (error) {
-    const code = ((error as Error).cause as { code?: string } | undefined)?.code;
-    if (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") throw error;
-    resent++;
-    return fetch(url, init);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      const code = ((error as Error).cause as { code?: string } | undefined)?.code;
+      // The pool may hold several such connections; a few tries reach a live one or a new one.
+      if ((code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") || attempt === 4) throw error;
+      resent++;
+    }
   }
 }
 
