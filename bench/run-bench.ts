@@ -19,6 +19,8 @@ export interface BenchResults {
   size: BenchSize;
   sections: string[];
   rows: Row[];
+  /** Requests sent again after meeting a connection the server had closed (see http-ops.ts). */
+  resent: number;
 }
 
 function commit(): string {
@@ -76,6 +78,7 @@ export async function runBench(
       size,
       sections: [...sections],
       rows,
+      resent,
     };
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
