@@ -1,0 +1,61 @@
+/**
+ * `npm run bench` keeps working: the whole bench at its tiny size, against a
+ * real vault and real floors, yields every row with finite figures. It says
+ * nothing about speed (that is the benchmark's job, not a test's).
+ */
+import { describe, expect, it } from "vitest";
+import { SIZES } from "./bench-context.ts";
+import { runBench } from "./run-bench.ts";
+import { SECTIONS } from "./sections.ts";
+import { formatTable } from "./table.ts";
+
+/** Every row the bench prints, by section. */
+const EXPECTED: Record<string, RegExp[]> = {
+  r2: [/^R2 read 1 KiB p50$/, /^R2 write 1 KiB p50$/, /^R2 read 1 KiB, 16 in flight$/],
+  disk: [/^disk read 1 KiB p50$/, /^disk write 1 KiB p50$/, /^disk read 1 KiB, 16 in flight$/],
+  mcp: [/^MCP read_file 1 KiB, 16 in flight$/, /^MCP read_file 1 KiB p50$/],
+  large: [
+    /^R2 \d+ MiB up$/,
+    /^R2 \d+ MiB down$/,
+    /^R2 \d+ MiB up\+down, RSS/,
+    /^disk \d+ MiB up$/,
+    /^disk \d+ MiB down$/,
+    /^disk \d+ MiB up\+down, RSS/,
+  ],
+  depth: [/^depth-\d+ ÷ depth-1 read p50$/],
+  clients: [/^\d+ clients, mixed calls \(R2\)$/, /^\d+ clients reading: one hot cap vs a cap each$/],
+  caps: [
+    /caps: mint a child cap/,
+    /caps: warm read via any cap p50$/,
+    /^first request after a restart/,
+    /^first read through each cap after a restart p50$/,
+  ],
+  revocation: [
+    /^mint tree of \d+ caps$/,
+    /^revoke tree of \d+ caps$/,
+    /^check \d+ caps dead$/,
+    /^alive after revoke$/,
+    /vault CPU while minting$/,
+    /vault CPU while revoking$/,
+    /vault CPU while checking$/,
+  ],
+};
+
+describe("npm run bench, tiny size", () => {
+  // Two vault starts (one restart) on a shared CI machine: a ceiling for a hung run, not a speed check.
+  it("measures every row of every section, each a finite number", { timeout: 300_000 }, async () => {
+    const results = await runBench(SIZES.tiny, Object.keys(SECTIONS), () => undefined);
+    expect(Object.keys(EXPECTED).sort()).toEqual(Object.keys(SECTIONS).sort());
+    for (const [section, patterns] of Object.entries(EXPECTED)) {
+      const names = results.rows.filter((r) => r.section === section).map((r) => r.row);
+      expect(names.length, section).toBe(patterns.length);
+      for (const [i, p] of patterns.entries()) expect(names[i], section).toMatch(p);
+    }
+    for (const row of results.rows) {
+      expect(Number.isFinite(row.cap) && row.cap >= 0, row.row).toBe(true);
+      if (row.floor !== null) expect(Number.isFinite(row.floor) && Number.isFinite(row.ratio), row.row).toBe(true);
+      if (row.target !== null) expect(typeof row.met, row.row).toBe("boolean");
+    }
+    expect(formatTable(results.rows).split("\n")).toHaveLength(results.rows.length + 2);
+  });
+});

@@ -1,0 +1,102 @@
+import type { BenchContext } from "./bench-context.ts";
+import { makeRow, type Row } from "./bench-row.ts";
+import { diskEndpoints, type FileEndpoints, r2Endpoints } from "./http-ops.ts";
+import { download, upload } from "./large-transfer.ts";
+import { childPids, groupPids, rssGrowthDuring } from "./process-rss.ts";
+import { median, timed } from "./stats.ts";
+
+const MIB = 1024 * 1024;
+
+interface Side {
+  url: string;
+  pids: () => Promise<number[]>;
+}
+
+/** MiB/s up and down, and the peak RSS growth of `side`'s processes over both, medians of rounds. */
+async function transfer(side: Side, bytes: number) {
+  let up = 0;
+  let down = 0;
+  const growth = await rssGrowthDuring(side.pids, async () => {
+    up = await timed(() => upload(side.url, bytes));
+    down = await timed(() => download(side.url, bytes));
+  });
+  const mib = bytes / MIB;
+  return { up: mib / (up / 1000), down: mib / (down / 1000), growth };
+}
+
+async function backendRows(
+  ctx: BenchContext,
+  label: string,
+  ends: FileEndpoints,
+  floorPids: () => Promise<number[]>,
+  floorName: string,
+  goals: { up?: number; down?: number },
+): Promise<Row[]> {
+  const bytes = ctx.size.largeBytes;
+  const cap: Side = { url: ends.cap("bench/large.bin"), pids: () => groupPids(ctx.vault.pgid) };
+  const floor: Side = { url: ends.floor("bench/large.bin"), pids: floorPids };
+  const figures = {
+    cap: [] as Awaited<ReturnType<typeof transfer>>[],
+    floor: [] as Awaited<ReturnType<typeof transfer>>[],
+  };
+  for (let r = 0; r < ctx.size.largeRounds; r++) {
+    const order = r % 2 === 0 ? (["cap", "floor"] as const) : (["floor", "cap"] as const);
+    for (const k of order) figures[k].push(await transfer(k === "cap" ? cap : floor, bytes));
+  }
+  const med = (k: "cap" | "floor", f: "up" | "down" | "growth") => median(figures[k].map((x) => x[f]));
+  const peak = (k: "cap" | "floor") => Math.max(...figures[k].map((x) => x.growth));
+  const size = `${Math.round(bytes / MIB)} MiB`;
+  const common = { section: "large", floorName };
+  return [
+    makeRow({
+      ...common,
+      row: `${label} ${size} up`,
+      unit: "MiB/s",
+      cap: med("cap", "up"),
+      floor: med("floor", "up"),
+      goal: goals.up === undefined ? null : { on: "cap", op: ">=", value: goals.up },
+    }),
+    makeRow({
+      ...common,
+      row: `${label} ${size} down`,
+      unit: "MiB/s",
+      cap: med("cap", "down"),
+      floor: med("floor", "down"),
+      goal: goals.down === undefined ? null : { on: "cap", op: ">=", value: goals.down },
+    }),
+    makeRow({
+      ...common,
+      row: `${label} ${size} up+down, RSS growth of all vault processes (max of rounds)`,
+      unit: "MiB",
+      cap: peak("cap"),
+      floor: peak("floor"),
+      goal: { on: "cap", op: "<=", value: 64 },
+    }),
+  ];
+}
+
+/**
+ * A large file up and down through each backend and through its floor, and
+ * how much the resident memory of every process of the vault (launcher and
+ * workerd) grows meanwhile: a vault that streams holds a few chunks, not the file.
+ */
+export async function large(ctx: BenchContext): Promise<Row[]> {
+  const r2 = await backendRows(
+    ctx,
+    "R2",
+    r2Endpoints(ctx.vault.rootCapUrl, ctx.r2Floor.url),
+    () => childPids(process.pid, "workerd"),
+    "R2 floor worker",
+    { up: 100, down: 300 },
+  );
+  const diskFloorPid = ctx.diskFloor.pid;
+  const disk = await backendRows(
+    ctx,
+    "disk",
+    diskEndpoints(ctx.vault.diskCapUrl, ctx.diskFloor.url),
+    async () => [diskFloorPid],
+    "node fs server",
+    {},
+  );
+  return [...r2, ...disk];
+}

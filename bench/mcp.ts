@@ -1,0 +1,70 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type BenchContext, IN_FLIGHT } from "./bench-context.ts";
+import { makeRow, type Row } from "./bench-row.ts";
+import { put } from "./http-ops.ts";
+import { interleaved, median, sequential, throughput } from "./stats.ts";
+
+const PEER = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
+
+async function readFileTool(client: Client, file: string): Promise<void> {
+  const result = (await client.callTool({ name: "read_file", arguments: { path: file } })) as {
+    content: { text?: string }[];
+    isError?: boolean;
+  };
+  if (result.isError || result.content[0]?.text?.length !== 1024) throw new Error(`read_file ${file} failed`);
+}
+
+/**
+ * MCP `read_file` of 1 KiB files through the disk cap's `/mcp` (official
+ * client, Streamable HTTP) vs `@modelcontextprotocol/server-filesystem` over
+ * stdio (official client) on the same folder: the way agents run both.
+ */
+export async function mcp(ctx: BenchContext): Promise<Row[]> {
+  const { files, rounds, sequential: count, inFlightCalls } = ctx.size;
+  const name = (i: number) => `mcp/f${i % files}`;
+  for (let i = 0; i < files; i++) await put(`${ctx.vault.diskCapUrl}/file?path=${name(i)}`);
+
+  const cap = new Client({ name: "capvault-bench", version: "1.0.0" });
+  const peer = new Client({ name: "capvault-bench", version: "1.0.0" });
+  try {
+    await cap.connect(new StreamableHTTPClientTransport(new URL(`${ctx.vault.diskCapUrl}/mcp`)));
+    await peer.connect(
+      new StdioClientTransport({ command: process.execPath, args: [PEER, ctx.vault.diskRoot], stderr: "ignore" }),
+    );
+    const capRead = (i: number) => readFileTool(cap, name(i));
+    const peerRead = (i: number) => readFileTool(peer, path.join(ctx.vault.diskRoot, name(i)));
+    const many = await interleaved(rounds, {
+      cap: () => throughput(inFlightCalls, IN_FLIGHT, capRead),
+      peer: () => throughput(inFlightCalls, IN_FLIGHT, peerRead),
+    });
+    const one = await interleaved(rounds, {
+      cap: async () => median(await sequential(count, capRead)),
+      peer: async () => median(await sequential(count, peerRead)),
+    });
+    const common = { section: "mcp", floorName: "server-filesystem (stdio)" };
+    return [
+      makeRow({
+        ...common,
+        row: `MCP read_file 1 KiB, ${IN_FLIGHT} in flight`,
+        unit: "calls/s",
+        cap: many.cap,
+        floor: many.peer,
+        goal: { on: "ratio", op: ">=", value: 1 },
+      }),
+      makeRow({
+        ...common,
+        row: "MCP read_file 1 KiB p50",
+        unit: "ms",
+        cap: one.cap,
+        floor: one.peer,
+        goal: { on: "cap", op: "<=", value: 2 },
+      }),
+    ];
+  } finally {
+    await Promise.allSettled([cap.close(), peer.close()]);
+  }
+}

@@ -1,0 +1,27 @@
+import type { BenchContext } from "./bench-context.ts";
+import type { Row } from "./bench-row.ts";
+import { revocationTree } from "./revocation-tree.ts";
+
+/**
+ * The revocation tree (bench/revocation-tree.ts) as a section: 1 + 10 + 100
+ * + 1,000 caps at full size, 1 + 2 + 4 + 8 at tiny size (minting a thousand
+ * caps is most of a minute on a busy machine, too long for CI's tiny run).
+ */
+export async function revocation(ctx: BenchContext): Promise<Row[]> {
+  const fanOut = ctx.size.name === "full" ? [10, 10, 10] : [2, 2, 2];
+  const rows = await revocationTree(
+    { url: ctx.vault.url, adminToken: ctx.vault.adminToken, pgid: ctx.vault.pgid },
+    { fanOut },
+  );
+  return rows.map((r) => ({
+    section: "revocation",
+    row: r.row,
+    unit: r.unit,
+    cap: r.value,
+    floor: null,
+    floorName: null,
+    ratio: null,
+    target: r.target,
+    met: r.met,
+  }));
+}

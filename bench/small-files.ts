@@ -1,0 +1,65 @@
+import type { BenchContext } from "./bench-context.ts";
+import { IN_FLIGHT } from "./bench-context.ts";
+import { type Goal, makeRow, type Row } from "./bench-row.ts";
+import { type FileEndpoints, get, put } from "./http-ops.ts";
+import { interleaved, median, sequential, throughput } from "./stats.ts";
+
+export interface SmallFileGoals {
+  readP50: Goal;
+  writeP50: Goal;
+  readInFlight: Goal;
+}
+
+/**
+ * 1 KiB reads and writes through a cap and through its floor, interleaved:
+ * p50 of sequential reads and of sequential writes, and reads per second at 16
+ * in flight. Both sides name the same files.
+ */
+export async function smallFileRows(
+  ctx: BenchContext,
+  section: string,
+  label: string,
+  floorName: string,
+  ends: FileEndpoints,
+  goals: SmallFileGoals,
+): Promise<Row[]> {
+  const { files, rounds, sequential: count, inFlightCalls } = ctx.size;
+  const name = (i: number) => `bench/f${i % files}`;
+  for (let i = 0; i < files; i++) await put(ends.cap(name(i)));
+  const p50 = (url: (n: string) => string, op: (u: string) => Promise<void>) => async () =>
+    median(await sequential(count, (i) => op(url(name(i)))));
+  const read = await interleaved(rounds, { cap: p50(ends.cap, get), floor: p50(ends.floor, get) });
+  const write = await interleaved(rounds, {
+    cap: p50(ends.cap, (u) => put(u)),
+    floor: p50(ends.floor, (u) => put(u)),
+  });
+  const rate = (url: (n: string) => string) => () => throughput(inFlightCalls, IN_FLIGHT, (i) => get(url(name(i))));
+  const many = await interleaved(rounds, { cap: rate(ends.cap), floor: rate(ends.floor) });
+  const common = { section, floorName };
+  return [
+    makeRow({
+      ...common,
+      row: `${label} read 1 KiB p50`,
+      unit: "ms",
+      cap: read.cap,
+      floor: read.floor,
+      goal: goals.readP50,
+    }),
+    makeRow({
+      ...common,
+      row: `${label} write 1 KiB p50`,
+      unit: "ms",
+      cap: write.cap,
+      floor: write.floor,
+      goal: goals.writeP50,
+    }),
+    makeRow({
+      ...common,
+      row: `${label} read 1 KiB, ${IN_FLIGHT} in flight`,
+      unit: "ops/s",
+      cap: many.cap,
+      floor: many.floor,
+      goal: goals.readInFlight,
+    }),
+  ];
+}
