@@ -1,18 +1,20 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
 import { type AppEnv, liveCap, publicOrigin } from "../cap-stub.ts";
 import { capStubTextFiles } from "../cap-stub-text-files.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
-import { createCapMcpServer } from "./mcp-server.ts";
-import { MAX_BATCH_MESSAGES } from "./request-budget.ts";
+import { answerPost, jsonRpcError } from "./mcp-post.ts";
+import { sharedCapServer } from "./mcp-server.ts";
+import { budgetedFiles, MAX_BATCH_MESSAGES, RequestBudget } from "./request-budget.ts";
+import { type RequestScope, runInScope } from "./request-scope.ts";
 
 /** The MCP SDK's own default limit, kept: a write_file carries a whole file. */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST gets
- * a fresh server built for the cap's current rights and answers with JSON;
+ * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST is
+ * answered, in JSON, by the isolate's server for the cap's current rights,
+ * its calls running in a scope of their own (the cap, a fresh budget);
  * there is no session and no server-initiated stream, so GET and DELETE are
  * 405. An unknown or revoked token is the usual 404 `no_such_cap`.
  */
@@ -35,19 +37,13 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   if (Array.isArray(body.value) && body.value.length > MAX_BATCH_MESSAGES) {
     return jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
   }
-  const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  let answer: Response;
-  try {
-    answer = await transport.handleRequest(c.req.raw, { parsedBody: body.value });
-  } finally {
-    await server.close();
-  }
-  // Revoked while the calls ran: answer like every other route for a dead cap.
+  const budget = new RequestBudget();
+  const context = { cap, files: budgetedFiles(capStubTextFiles(cap), budget), origin: publicOrigin(c) };
+  const scope: RequestScope = { context, budget };
+  const answer = await runInScope(scope, () => answerPost(c.req.raw, body.value, sharedCapServer(info.rights)));
+  // Every call that reached the cap found it alive (it was at the start): the answer stands.
+  if (!scope.failed) return answer;
+  // A call failed, perhaps on a cap revoked while the calls ran: then answer like every other route for a dead cap.
   const still = await cap.describe();
   if (!still.ok) {
     await answer.body?.cancel().catch(() => undefined);
@@ -55,7 +51,3 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   }
   return answer;
 });
-
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
-}
