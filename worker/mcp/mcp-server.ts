@@ -1,4 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
@@ -62,11 +63,24 @@ export function sharedCapServer(rights: readonly Right[]): SharedTransport {
   let transport = sharedServers.get(key);
   if (!transport) {
     transport = new SharedTransport();
+    const server = capMcpServer(rights, scopedContext, currentScope);
     // Connecting only sets the transport's handlers: its start() does nothing and is done at once.
-    void capMcpServer(rights, scopedContext, currentScope).connect(transport);
+    void server.connect(transport);
+    transport.deliver = requestHandling(server);
     sharedServers.set(key, transport);
   }
   return transport;
+}
+
+/**
+ * The SDK's own handling of a request that is known to be one (the private
+ * `_onrequest` of its Protocol, SDK pinned at 1.32.2). Checked here, so an
+ * SDK without it fails the first request loudly rather than answering wrongly.
+ */
+function requestHandling(server: McpServer): (request: JSONRPCRequest) => void {
+  const protocol = server.server as unknown as { _onrequest?: (request: JSONRPCRequest) => void };
+  if (typeof protocol._onrequest !== "function") throw new Error("MCP SDK without Protocol._onrequest");
+  return (request) => protocol._onrequest!(request);
 }
 
 /** At most one per set of rights (32). */

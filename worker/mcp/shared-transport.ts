@@ -15,6 +15,13 @@ export class SharedTransport implements Transport {
   onmessage?: Transport["onmessage"];
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  /**
+   * Hands a request straight to the server's request handling, when set.
+   * The SDK's onmessage first tries each message as a response, twice, and
+   * a failed zod parse builds an error with its issues and a stack: about
+   * 0.5 ms a call, more than this endpoint's own work.
+   */
+  deliver?: (request: JSONRPCRequest) => void;
   private nextId = 0;
   private readonly waiting = new Map<number, (answer: JSONRPCMessage) => void>();
 
@@ -40,7 +47,8 @@ export class SharedTransport implements Transport {
           new Promise<JSONRPCMessage>((resolve) => {
             const id = this.nextId++;
             this.waiting.set(id, (answer) => resolve({ ...answer, id: request.id } as JSONRPCMessage));
-            this.onmessage?.({ ...request, id });
+            if (this.deliver) this.deliver({ ...request, id });
+            else this.onmessage?.({ ...request, id });
           }),
       ),
     );
