@@ -555,6 +555,34 @@ describe("the endpoint", () => {
     await expect(client.callTool({ name: "read_file", arguments: { path: "a.md" } })).rejects.toThrow(/no_such_cap/);
   });
 
+  it("a revoked cap whose rights the endpoint has seen answers every request with the same 404", async () => {
+    const referenceBody = await (await fetch(`${vault.url}/object/${"b".repeat(48)}`)).text();
+    await fs.write("seen/a.md", "seen");
+    const sub = await fs.subdir({ path: "seen", rights: ["read", "list"] });
+    const client = await connect(sub.url);
+    expect(await ok(client, "read_file", { path: "a.md" })).toBe("seen");
+    await sub.revoke();
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const bodies: [string, Record<string, string>][] = [
+      [JSON.stringify(toolCall(1, "read_file", { path: "a.md" })), headers],
+      [JSON.stringify(toolCall(1, "read_file", { path: 7 })), headers],
+      [JSON.stringify(toolCall(1, "delete_file", { path: "a.md" })), headers],
+      [JSON.stringify([toolCall(1, "list_directory", {}), toolCall(2, "read_file", { path: "../x" })]), headers],
+      [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), headers],
+      [JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers],
+      [JSON.stringify([]), headers],
+      [JSON.stringify({ hello: 1 }), headers],
+      ["{not json", headers],
+      [JSON.stringify(Array.from({ length: 21 }, (_, id) => toolCall(id, "read_file", { path: "a.md" }))), headers],
+      [JSON.stringify(toolCall(1, "read_file", { path: "a.md" })), { ...headers, accept: "application/json" }],
+    ];
+    for (const [body, h] of bodies) {
+      const response = await fetch(`${sub.url}/mcp`, { method: "POST", headers: h, body });
+      expect(response.status, body).toBe(404);
+      expect(await response.text(), body).toBe(referenceBody);
+    }
+  });
+
   it("no response, description or instruction names the root prefix or a host path", () => {
     expect(seen.length).toBeGreaterThan(50);
     for (const text of seen) {

@@ -105,24 +105,12 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
 
 type Register = (name: string, config: unknown, callback: (...args: unknown[]) => unknown) => unknown;
 
-/** `server`, whose tools' callbacks run through the request's queue, one at a time, noting errors. */
-function oneCallAtATime(server: McpServer, scopeOf: () => RequestScope): McpServer {
+/** `server`, whose tools' callbacks run through the request's queue, one at a time. */
+function oneCallAtATime(server: McpServer, scope: () => RequestScope): McpServer {
   const register = server.registerTool.bind(server) as unknown as Register;
   const serial = Object.create(server) as McpServer;
   const wrapped: Register = (name, config, callback) =>
-    register(name, config, (...args) => {
-      const scope = scopeOf();
-      return scope.budget.serial(async () => {
-        try {
-          const result = (await callback(...args)) as { isError?: boolean };
-          if (result.isError) scope.failed = true;
-          return result;
-        } catch (error) {
-          scope.failed = true;
-          throw error;
-        }
-      });
-    });
+    register(name, config, (...args) => scope().budget.serial(async () => callback(...args)));
   (serial as unknown as { registerTool: Register }).registerTool = wrapped;
   return serial;
 }

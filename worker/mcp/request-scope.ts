@@ -7,12 +7,6 @@ import type { RequestBudget } from "./request-budget.ts";
 export interface RequestScope {
   context: CapToolContext;
   budget: RequestBudget;
-  /**
-   * Set when a tool call answered an error. Only then can a call have found
-   * the cap dead, so only then does the endpoint ask the cap again before
-   * answering (a request whose calls all found it alive ran before any revocation).
-   */
-  failed?: boolean;
 }
 
 const scopes = new AsyncLocalStorage<RequestScope>();
