@@ -159,7 +159,8 @@ try {
   const rates = new Map<Target, number[]>(targets.map((t) => [t, []]));
   const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const target of targets) {
+    // Each round starts with another target, so a burst of load elsewhere does not always fall on the same one.
+    for (const target of [...targets.slice(round % targets.length), ...targets.slice(0, round % targets.length)]) {
       const before = target.pgid ? await groupCpuMs(target.pgid) : 0;
       seq.get(target)!.push(...(await sequential(target)));
       rates.get(target)!.push(await concurrent(target));
