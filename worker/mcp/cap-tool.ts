@@ -14,6 +14,8 @@ export interface CapToolContext {
 /**
  * One MCP tool and the rights it needs. A tool is offered only when the cap
  * holds them; the cap's object checks the rights again on every call.
+ * `register` runs once per shared server, outside any request: a tool reads
+ * its context's `cap` and `origin` when called, never at registration.
  */
 export interface CapTool {
   name: string;

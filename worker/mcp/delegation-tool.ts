@@ -7,7 +7,8 @@ import { errorResult, textResult } from "./tool-result.ts";
 export const createSubdirCapTool: CapTool = {
   name: "create_subdir_cap",
   allowed: (rights) => has(rights, "subdir"),
-  register(server, { cap, origin }) {
+  // The context is read per call, not at registration: on a shared server it is the calling request's.
+  register(server, context) {
     server.registerTool(
       "create_subdir_cap",
       {
@@ -31,7 +32,7 @@ export const createSubdirCapTool: CapTool = {
           label: label ?? null,
         });
         if (!request.ok) return errorResult(request.error);
-        const minted = await cap.mintChild(request.value, origin);
+        const minted = await context.cap.mintChild(request.value, context.origin);
         if (!minted.ok) return errorResult(minted.error);
         const { url, id, rights: granted, expiresAt } = minted.value;
         return textResult(JSON.stringify({ url, id, rights: granted, expiresAt }, null, 2));

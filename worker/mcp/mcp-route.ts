@@ -1,61 +1,86 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
-import { type AppEnv, liveCap, publicOrigin } from "../cap-stub.ts";
+import { failure } from "../../shared/result.ts";
+import { type AppEnv, type CapStub, capStub, publicOrigin } from "../cap-stub.ts";
 import { capStubTextFiles } from "../cap-stub-text-files.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
-import { createCapMcpServer } from "./mcp-server.ts";
-import { MAX_BATCH_MESSAGES } from "./request-budget.ts";
+import { knownRights, rememberRights } from "./known-rights.ts";
+import { answerPost, jsonRpcError } from "./mcp-post.ts";
+import { sharedCapServer } from "./mcp-server.ts";
+import { budgetedFiles, MAX_BATCH_MESSAGES, RequestBudget } from "./request-budget.ts";
+import { runInScope } from "./request-scope.ts";
 
 /** The MCP SDK's own default limit, kept: a write_file carries a whole file. */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST gets
- * a fresh server built for the cap's current rights and answers with JSON;
- * there is no session and no server-initiated stream, so GET and DELETE are
- * 405. An unknown or revoked token is the usual 404 `no_such_cap`.
+ * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST is
+ * answered, in JSON, by the isolate's server for the cap's rights, its calls
+ * running in a scope of their own (the cap, a fresh budget); there is no
+ * session and no server-initiated stream, so GET and DELETE are 405. An
+ * unknown or revoked token is the usual 404 `no_such_cap`, whatever the request.
  */
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.all("/:token/mcp", async (c) => {
-  // Rights are read per request, so a narrowed or revoked cap shows at once.
-  const live = await liveCap(c, c.req.param("token"));
-  if (!live.ok) return errorResponse(live.error);
-  const { cap, info } = live.value;
+  const cap = await capStub(c, c.req.param("token"));
+  if (!cap) return errorResponse(failure("no_such_cap"));
+  // A cap's rights are fixed when it is minted; whether it is alive is not.
+  // Tool calls on a cap whose rights are known skip asking first: every tool
+  // call reaches the cap, which refuses it when dead, and any refusal below
+  // asks then. Anything else asks first, as every route does.
+  let rights = c.req.method === "POST" ? knownRights(c.get("capId")!) : undefined;
+  const askedFirst = rights === undefined;
+  if (!rights) {
+    const info = await cap.describe();
+    if (!info.ok) return errorResponse(info.error);
+    rights = rememberRights(c.get("capId")!, info.value.rights);
+  }
   if (c.req.method !== "POST")
     return jsonRpcError(405, -32000, "Method not allowed: this stateless server only answers POST.", { Allow: "POST" });
   // The body is read here, not by the transport, to refuse an oversized batch before any of it runs.
   const body = await readJsonBody(c.req.raw, MAX_MCP_BODY_BYTES);
   if (!body.ok) {
-    return body.error.code === "too_large"
-      ? jsonRpcError(413, -32000, body.error.message)
-      : jsonRpcError(400, -32700, `Parse error: ${body.error.message}`);
+    return unlessDead(
+      cap,
+      !askedFirst,
+      body.error.code === "too_large"
+        ? jsonRpcError(413, -32000, body.error.message)
+        : jsonRpcError(400, -32700, `Parse error: ${body.error.message}`),
+    );
   }
-  if (Array.isArray(body.value) && body.value.length > MAX_BATCH_MESSAGES) {
-    return jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`);
+  const messages = Array.isArray(body.value) ? body.value : [body.value];
+  if (messages.length > MAX_BATCH_MESSAGES) {
+    return unlessDead(
+      cap,
+      !askedFirst,
+      jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`),
+    );
   }
-  const server = createCapMcpServer({ cap, files: capStubTextFiles(cap), origin: publicOrigin(c) }, info.rights);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  let answer: Response;
-  try {
-    answer = await transport.handleRequest(c.req.raw, { parsedBody: body.value });
-  } finally {
-    await server.close();
+  // Only tool calls prove the cap alive by reaching it; anything else asks now.
+  if (!askedFirst && !messages.every(isToolCall)) {
+    const info = await cap.describe();
+    if (!info.ok) return errorResponse(info.error);
   }
-  // Revoked while the calls ran: answer like every other route for a dead cap.
-  const still = await cap.describe();
-  if (!still.ok) {
-    await answer.body?.cancel().catch(() => undefined);
-    return errorResponse(still.error);
-  }
-  return answer;
+  const budget = new RequestBudget();
+  const context = { cap, files: budgetedFiles(capStubTextFiles(cap), budget), origin: publicOrigin(c) };
+  const answer = await runInScope({ context, budget }, () =>
+    answerPost(c.req.raw, body.value, sharedCapServer(rights)),
+  );
+  // Every call succeeded, so each found the cap alive: the answer stands. A
+  // refusal may come from a cap revoked before or while the calls ran: then
+  // answer like every other route for a dead cap.
+  return answer.succeeded ? answer.response : unlessDead(cap, true, answer.response);
 });
 
-function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+const isToolCall = (message: unknown) =>
+  typeof message === "object" && message !== null && (message as { method?: unknown }).method === "tools/call";
+
+/** `response`, or (when `ask`) `no_such_cap` if the cap is dead by now. */
+async function unlessDead(cap: CapStub, ask: boolean, response: Response): Promise<Response> {
+  if (!ask) return response;
+  const still = await cap.describe();
+  if (still.ok) return response;
+  await response.body?.cancel().catch(() => undefined);
+  return errorResponse(still.error);
 }

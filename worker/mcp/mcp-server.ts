@@ -1,6 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import type { Right } from "../../shared/rights.ts";
+import { RIGHTS, type Right } from "../../shared/rights.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
@@ -13,6 +14,8 @@ import {
   writeFileTool,
 } from "./file-tools.ts";
 import { budgetedFiles, RequestBudget } from "./request-budget.ts";
+import { currentScope, type RequestScope, scopedContext } from "./request-scope.ts";
+import { SharedTransport } from "./shared-transport.ts";
 
 /** Every tool, in the order clients list them. */
 export const CAP_TOOLS: readonly CapTool[] = [
@@ -35,13 +38,55 @@ const noElicitation: jsonSchemaValidator = {
 
 /**
  * An MCP server whose whole world is one cap: only the tools its rights
- * allow, every path relative to its root. Built per request (stateless).
+ * allow, every path relative to its root. Its budget lasts as long as the
+ * server (the endpoint uses {@link sharedCapServer}; this serves one client
+ * over a transport of its own, e.g. in memory).
  *
  * @example
  * const server = createCapMcpServer({ files, cap, origin }, info.rights);
  * await server.connect(transport);
  */
 export function createCapMcpServer(context: CapToolContext, rights: readonly Right[]): McpServer {
+  const budget = new RequestBudget();
+  const scope: RequestScope = { context: { ...context, files: budgetedFiles(context.files, budget) }, budget };
+  return capMcpServer(rights, scope.context, () => scope);
+}
+
+/**
+ * The endpoint's server for caps with exactly `rights`, built once per
+ * isolate: rebuilding the server, its tool table and schemas on every
+ * request cost more than the call itself. It holds no cap: each request
+ * runs its calls in a {@link RequestScope} that names its cap and budget.
+ */
+export function sharedCapServer(rights: readonly Right[]): SharedTransport {
+  const key = RIGHTS.filter((r) => rights.includes(r)).join(",");
+  let transport = sharedServers.get(key);
+  if (!transport) {
+    transport = new SharedTransport();
+    const server = capMcpServer(rights, scopedContext, currentScope);
+    // Connecting only sets the transport's handlers: its start() does nothing and is done at once.
+    void server.connect(transport);
+    transport.deliver = requestHandling(server);
+    sharedServers.set(key, transport);
+  }
+  return transport;
+}
+
+/**
+ * The SDK's own handling of a request that is known to be one (the private
+ * `_onrequest` of its Protocol, SDK pinned at 1.32.2). Checked here, so an
+ * SDK without it fails the first request loudly rather than answering wrongly.
+ */
+function requestHandling(server: McpServer): (request: JSONRPCRequest) => void {
+  const protocol = server.server as unknown as { _onrequest?: (request: JSONRPCRequest) => void };
+  if (typeof protocol._onrequest !== "function") throw new Error("MCP SDK without Protocol._onrequest");
+  return (request) => protocol._onrequest!(request);
+}
+
+/** At most one per set of rights (32). */
+const sharedServers = new Map<string, SharedTransport>();
+
+function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: () => RequestScope): McpServer {
   const server = new McpServer(
     { name: "capvault", version: "0.1.0" },
     {
@@ -51,12 +96,9 @@ export function createCapMcpServer(context: CapToolContext, rights: readonly Rig
         "These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder's root (\"\" is the root); absolute paths and '..' are refused. The tools offered are exactly those the capability's rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.",
     },
   );
-  // Built per HTTP request, so this budget is the request's, however many calls a batch holds.
-  const budget = new RequestBudget();
-  const bounded = { ...context, files: budgetedFiles(context.files, budget) };
-  const serialServer = oneCallAtATime(server, budget);
+  const serialServer = oneCallAtATime(server, scope);
   for (const tool of CAP_TOOLS) {
-    if (tool.allowed(rights)) tool.register(serialServer, bounded);
+    if (tool.allowed(rights)) tool.register(serialServer, context);
   }
   return server;
 }
@@ -64,11 +106,11 @@ export function createCapMcpServer(context: CapToolContext, rights: readonly Rig
 type Register = (name: string, config: unknown, callback: (...args: unknown[]) => unknown) => unknown;
 
 /** `server`, whose tools' callbacks run through the request's queue, one at a time. */
-function oneCallAtATime(server: McpServer, budget: RequestBudget): McpServer {
+function oneCallAtATime(server: McpServer, scope: () => RequestScope): McpServer {
   const register = server.registerTool.bind(server) as unknown as Register;
   const serial = Object.create(server) as McpServer;
   const wrapped: Register = (name, config, callback) =>
-    register(name, config, (...args) => budget.serial(async () => callback(...args)));
+    register(name, config, (...args) => scope().budget.serial(async () => callback(...args)));
   (serial as unknown as { registerTool: Register }).registerTool = wrapped;
   return serial;
 }

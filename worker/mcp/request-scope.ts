@@ -1,0 +1,48 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { CapToolContext } from "./cap-tool.ts";
+import type { RequestBudget } from "./request-budget.ts";
+
+/** What the tool calls of one HTTP request work on: its cap, and its budget. */
+export interface RequestScope {
+  context: CapToolContext;
+  budget: RequestBudget;
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/** Runs `fn`, and everything it starts, inside `scope`. */
+export function runInScope<T>(scope: RequestScope, fn: () => T): T {
+  return scopes.run(scope, fn);
+}
+
+/**
+ * The scope of the request this code runs for. Servers are shared between
+ * requests (and caps), so a tool must never hold a cap of its own: it asks
+ * here on every use. Outside a request there is no cap to fall back on.
+ */
+export function currentScope(): RequestScope {
+  const scope = scopes.getStore();
+  if (!scope) throw new Error("MCP tool call outside a request");
+  return scope;
+}
+
+const files = (): TextFiles => currentScope().context.files;
+
+/** A {@link CapToolContext} for shared servers: every use reaches the current request's cap. */
+export const scopedContext: CapToolContext = {
+  files: {
+    readText: (path, maxBytes) => files().readText(path, maxBytes),
+    writeText: (path, text, options) => files().writeText(path, text, options),
+    stat: (path) => files().stat(path),
+    list: (path, maxEntries) => files().list(path, maxEntries),
+    delete: (path) => files().delete(path),
+    move: (from, to) => files().move(from, to),
+  },
+  get cap() {
+    return currentScope().context.cap;
+  },
+  get origin() {
+    return currentScope().context.origin;
+  },
+};
