@@ -18,7 +18,8 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { PROJECT_ROOT, type TestVault } from "../test/node/test-vault.ts";
+import { PROJECT_ROOT } from "../launcher/build-worker.ts";
+import type { TestVault } from "../test/node/test-vault.ts";
 
 const { values } = parseArgs({
   options: {
