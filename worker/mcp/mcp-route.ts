@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { failure } from "../../shared/result.ts";
+import { refusal } from "../../shared/refusals.ts";
 import { type AppEnv, type CapStub, capStub, publicOrigin } from "../cap-stub.ts";
 import { capStubTextFiles } from "../cap-stub-text-files.ts";
 import { errorResponse } from "../http-error.ts";
@@ -24,7 +24,7 @@ export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.all("/:token/mcp", async (c) => {
   const cap = await capStub(c, c.req.param("token"));
-  if (!cap) return errorResponse(failure("no_such_cap"));
+  if (!cap) return errorResponse(refusal("noSuchCap"));
   // A cap's rights are fixed when it is minted; whether it is alive is not.
   // Tool calls on a cap whose rights are known skip asking first: every tool
   // call reaches the cap, which refuses it when dead, and any refusal below
