@@ -239,7 +239,12 @@ async function send(url: string, body: unknown, headers: Record<string, string>)
  * (fetch then fails with "other side closed"), and a retry would hide the
  * delay being measured.
  */
-function request(method: string, url: string, body?: string, headers: Record<string, string> = {}): Promise<Answer> {
+export function request(
+  method: string,
+  url: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const sent = http.request(url, { method, agent: false, headers }, (response) => {
       const chunks: Buffer[] = [];
@@ -267,7 +272,7 @@ function lines(n: number, word: string): string {
   return Array.from({ length: n }, (_, i) => `${word} ${i}\n`).join("");
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }

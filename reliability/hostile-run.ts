@@ -1,4 +1,5 @@
 import { startTestVault } from "../test/node/test-vault.ts";
+import { floorWriteDelay } from "./hostile-floor.ts";
 import { type HostileRow, hostileRequests } from "./hostile-requests.ts";
 
 /** The bound we hold ourselves to: one hostile request delays a cheap request on another cap by at most this. */
@@ -18,9 +19,11 @@ export async function runHostile(log: (line: string) => void): Promise<HostileRo
       body: JSON.stringify({ path: "other" }),
     });
     const otherCapUrl = ((await other.json()) as { url: string }).url;
-    return await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl }, (row) =>
-      log(`hostile: ${row.case}: ${row.ms.toFixed(0)} ms`),
-    );
+    const onRow = (row: HostileRow) => log(`hostile: ${row.case}: ${row.ms.toFixed(0)} ms`);
+    const rows = await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl }, onRow);
+    const floor = await floorWriteDelay();
+    onRow(floor);
+    return [...rows, floor];
   } finally {
     await vault.stop();
   }
