@@ -1,20 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { KEEP_DONE, KEEP_REFUSED } from "../../durable-objects/audit-log.ts";
+import type { AuditTrail } from "../../shared/wire-types.ts";
 import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
-interface Entry {
-  at: string;
-  op: string;
-  path: string | null;
-  outcome: string;
-  child: string | null;
-  count: number;
-}
-
 const trail = async (token: string, extra = "") =>
-  ((await (await call("GET", `/object/${token}/audit${extra}`)).json()) as { entries: Entry[] }).entries;
+  ((await (await call("GET", `/object/${token}/audit${extra}`)).json()) as AuditTrail).entries;
 
 describe("audit", () => {
   it("records mutations and reach-past-the-cap refusals, newest first, and no tokens", async () => {

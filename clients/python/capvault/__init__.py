@@ -7,6 +7,7 @@
 Python 3.9+, no dependencies beyond the standard library.
 """
 
+from . import client
 from .client import (
     DEFAULT_TIMEOUT,
     RIGHTS,
@@ -20,15 +21,4 @@ from .client import (
     __version__,
 )
 
-__all__ = [
-    "FsCap",
-    "CapError",
-    "Entry",
-    "FileStat",
-    "CapInfo",
-    "ChildInfo",
-    "WriteResult",
-    "RIGHTS",
-    "DEFAULT_TIMEOUT",
-    "__version__",
-]
+__all__ = [*client.__all__, "__version__"]
