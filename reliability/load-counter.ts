@@ -62,14 +62,5 @@ export async function runCounter(
       "other",
       `${backend}: not every client landed its ${increments} increments within ${MAX_SECONDS}s (${done.join(",")})`,
     );
-  for (const f of meter.fivexx) findings.add("5xx", f);
-  for (const f of meter.dropped) findings.add("drop", f);
-  return {
-    check: "load: counter (If-Match)",
-    backend,
-    requests: meter.requests,
-    concurrency: meter.peak,
-    cases: successes,
-    findings,
-  };
+  return meter.row("load: counter (If-Match)", backend, findings, successes);
 }

@@ -1,4 +1,6 @@
+import type { Findings } from "./findings.ts";
 import { call, type Observed } from "./http-call.ts";
+import type { Row } from "./table.ts";
 
 /**
  * Counts what a load check sends: requests, the peak number in flight (the
@@ -26,6 +28,20 @@ export class LoadMeter {
     } finally {
       this.inFlight--;
     }
+  }
+
+  /** The check's table row: what it sent and held, its own findings plus every 5xx and drop counted here. */
+  row(check: string, backend: string, findings: Findings, cases?: number): Row {
+    for (const f of this.fivexx) findings.add("5xx", f);
+    for (const f of this.dropped) findings.add("drop", f);
+    return {
+      check,
+      backend,
+      requests: this.requests,
+      concurrency: this.peak,
+      findings,
+      ...(cases === undefined ? {} : { cases }),
+    };
   }
 }
 

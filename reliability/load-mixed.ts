@@ -85,7 +85,5 @@ export async function runMixedLoad(fixture: Fixture, clients: number, seconds: n
         );
     }
   });
-  for (const f of meter.fivexx) findings.add("5xx", f);
-  for (const f of meter.dropped) findings.add("drop", f);
-  return { check: "load: mixed", backend: "r2+disk", requests: meter.requests, concurrency: meter.peak, findings };
+  return meter.row("load: mixed", "r2+disk", findings);
 }

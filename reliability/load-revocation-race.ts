@@ -68,14 +68,5 @@ export async function runRevocationRace(fixture: Fixture, backend: Backend, clie
     findings.add("leak", `${backend}: ${n}, sent after the revocation answered, exists`);
   if (late.length < clients * AFTER_REQUESTS)
     findings.add("other", `${backend}: only ${late.length} requests were sent after the revocation`);
-  for (const f of meter.fivexx) findings.add("5xx", f);
-  for (const f of meter.dropped) findings.add("drop", f);
-  return {
-    check: "load: revocation race",
-    backend,
-    requests: meter.requests,
-    concurrency: meter.peak,
-    cases: late.length,
-    findings,
-  };
+  return meter.row("load: revocation race", backend, findings, late.length);
 }
