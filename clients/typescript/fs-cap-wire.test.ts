@@ -133,6 +133,28 @@ describe("errors", () => {
     expect(inspect(error, { depth: 5 })).not.toContain(TOKEN);
   });
 
+  it("a GET that meets a connection closed under it is sent once more; a write is not", async () => {
+    // What a kept-alive socket the server already closed looks like to fetch.
+    const dropFirst = () => {
+      const calls: string[] = [];
+      const fetch: FetchLike = async (input, init) => {
+        calls.push(init?.method ?? "GET");
+        if (calls.length === 1) throw new TypeError("fetch failed", { cause: new Error("other side closed") });
+        return new Response("hello", { status: 200, headers: { etag: '"e"' } });
+      };
+      return { fetch, calls };
+    };
+    const reader = dropFirst();
+    expect(await new FsCap(CAP_URL, { fetch: reader.fetch }).readText("a")).toBe("hello");
+    expect(reader.calls).toEqual(["GET", "GET"]);
+    // The PUT may have been applied before the connection dropped: a second
+    // try could answer for the first, so the caller hears of the failure.
+    const writer = dropFirst();
+    const error = await new FsCap(CAP_URL, { fetch: writer.fetch }).write("a", "x").catch((e) => e);
+    expect(error).toMatchObject({ code: "unavailable", status: 0 });
+    expect(writer.calls).toEqual(["PUT"]);
+  });
+
   it("a server message that somehow echoes the token is redacted", async () => {
     const { fetch } = fakeVault(() => wireError(404, "not_found", `nothing at /object/${TOKEN}/x`));
     const error = await new FsCap(CAP_URL, { fetch }).read("x").catch((e) => e);

@@ -57,8 +57,17 @@ export class VaultTransport {
     if (request.signal) init.signal = request.signal;
 
     let response: Response;
+    const url = withQuery(request.url, request.query);
     try {
-      response = await this.#fetch(withQuery(request.url, request.query), init);
+      response = await this.#fetch(url, init).catch((cause: unknown) => {
+        // A kept-alive connection the server has just closed fails the next
+        // request sent on it before it was read. A GET changes nothing, so it is
+        // sent once more, on a fresh connection; anything else could have been
+        // applied, and a second try could answer for the first (a create-only
+        // PUT answering 412 to its own write), so it reports the failure.
+        if (request.method !== "GET" || request.signal?.aborted) throw cause;
+        return this.#fetch(url, init);
+      });
     } catch (cause) {
       if (request.signal?.aborted) throw cause;
       throw new CapError("unavailable", 0, this.redact(`vault unreachable: ${describe(cause)}`));
