@@ -137,7 +137,7 @@ describe("errors", () => {
     // What a kept-alive socket the server already closed looks like to fetch.
     const dropFirst = () => {
       const calls: string[] = [];
-      const fetch: FetchLike = async (input, init) => {
+      const fetch: FetchLike = async (_input, init) => {
         calls.push(init?.method ?? "GET");
         if (calls.length === 1) throw new TypeError("fetch failed", { cause: new Error("other side closed") });
         return new Response("hello", { status: 200, headers: { etag: '"e"' } });
