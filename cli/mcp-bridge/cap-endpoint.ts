@@ -69,7 +69,11 @@ export class CapEndpoint {
     if (!isJson) await response.body?.cancel().catch(() => undefined);
     const text = isJson ? await response.text().catch(() => "") : "";
     const body = parse(text);
-    if (isAnonymousError(body)) return refuse(shape, body.error);
+    if (isAnonymousError(body)) {
+      // Refused whole: each request hears it under its id; a message with no request id in it was itself
+      // malformed (a valid notification gets 202), and JSON-RPC answers that with id null, as the endpoint did.
+      return shape.requestIds.length > 0 ? refuse(shape, body.error) : { answer: body };
+    }
     if (isJsonRpc(body)) {
       if (response.ok && shape.initialize) this.#remember(body);
       return { answer: body };

@@ -8,6 +8,8 @@
  * MCP client over stdio, against the installed package, is in
  * npm-package.node.test.ts.
  */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runInProcess } from "../../cli/cli-test-io.ts";
 import { MAX_LINE_BYTES } from "../../cli/mcp-bridge/run-bridge.ts";
@@ -80,10 +82,12 @@ describe("capvault mcp", () => {
     expect(run.byId.get(3)!.result!.content![0]!.text).toContain("path_escapes");
   });
 
-  it("a line that is not JSON, or over the line limit, is a parse error; a POST refused whole answers under the request's id", async () => {
+  it("a line that is not JSON-RPC, or over the line limit, is a parse error; a POST refused whole answers under the request's id", async () => {
     const run = await bridge(
       lines(
         "{not json",
+        // JSON, but no JSON-RPC message: the endpoint refuses it with id null, and so does the bridge.
+        "5",
         `"${"x".repeat(MAX_LINE_BYTES + 10)}"`,
         // params must be an object: the endpoint refuses the POST with id null; the client waits on id 9.
         { jsonrpc: "2.0", id: 9, method: "tools/call", params: "x" },
@@ -93,10 +97,21 @@ describe("capvault mcp", () => {
     );
     expect(run.code).toBe(0);
     const anonymous = run.answers.filter((a) => a.id === null);
-    expect(anonymous).toHaveLength(2);
+    expect(anonymous).toHaveLength(3);
     for (const a of anonymous) expect(a.error!.code).toBe(-32700);
     expect(run.byId.get(9)!.error!.code).toBe(-32700);
     expect(run.byId.get(10)!.result).toEqual({});
+  });
+
+  it("takes the cap from --cap-file", async () => {
+    const file = path.join(vault.diskRoot, "..", "cap-file");
+    await writeFile(file, `${vault.rootCapUrl}\n`, { mode: 0o600 });
+    const run = await runInProcess(["mcp", "--cap-file", file], {
+      env: {},
+      stdin: lines({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.out)).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   });
 
   it("a revoked cap answers each request with the vault's no_such_cap, and the bridge keeps going", async () => {

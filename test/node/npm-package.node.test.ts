@@ -106,8 +106,11 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
+/** `npx capvault` as a user types it (`--no`: never from the registry); the others run the installed bin directly. */
+const npxCapvault = (args: string[]) =>
+  run("npx", ["--no", "--", "capvault", ...args], { cwd: consumer, env: userEnv() });
 const capvault = (args: string[], env: Record<string, string> = {}) =>
-  run("npx", ["--no", "--", "capvault", ...args], { cwd: consumer, env: userEnv(env) });
+  run(path.join(consumer, "node_modules/.bin/capvault"), args, { cwd: consumer, env: userEnv(env) });
 
 describe("the npm package", () => {
   it("ships built JavaScript, declarations and no sources", () => {
@@ -121,7 +124,7 @@ describe("the npm package", () => {
     expect(manifest.dependencies ?? {}).toEqual({});
     const cli = await readFile(path.join(consumer, "node_modules/capvault/dist/cli.js"), "utf8");
     expect(cli.split("\n")[0]).toBe("#!/usr/bin/env node");
-    const help = await capvault(["--help"]);
+    const help = await npxCapvault(["--help"]);
     expect(help.stdout).toContain("Commands:");
     expect(help.stdout).toMatch(/^ {2}mcp /m);
   });
