@@ -7,7 +7,7 @@
  * Miniflare, its declarations under a strict consumer tsconfig, and the
  * stdio MCP bridge driven by the official MCP client, through a revocation.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -201,6 +201,22 @@ describe("the npm package", () => {
 });
 
 describe("the stdio MCP bridge from the installed package", () => {
+  it("answers what it read and exits 0 when its stdin ends", async () => {
+    const child = spawn(path.join(consumer, "node_modules/.bin/capvault"), ["mcp"], {
+      cwd: consumer,
+      env: userEnv({ CAPVAULT_CAP: vault.rootCapUrl }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.stdin.end(`${JSON.stringify({ jsonrpc: "2.0", id: "p", method: "ping" })}\n`);
+    expect(await exited).toBe(0);
+    expect(JSON.parse(out)).toEqual({ jsonrpc: "2.0", id: "p", result: {} });
+  });
+
   it("lists tools, writes and reads a file, and gets the vault's no_such_cap after revocation", async () => {
     const cap = await root.subdir({ path: "mcp-stdio", rights: ["read", "write", "list"] });
     const token = cap.url.split("/object/")[1]!;
