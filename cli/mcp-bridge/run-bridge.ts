@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { writeOut } from "../cli-io.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 import type { CapEndpoint, Forwarded } from "./cap-endpoint.ts";
 import { errorAnswer, RPC } from "./json-rpc.ts";
 import { stdinLines } from "./stdin-lines.ts";
@@ -47,7 +48,8 @@ export async function runBridge(endpoint: CapEndpoint, io: BridgeStreams): Promi
     } catch (error) {
       outcome = { log: `internal error: ${error instanceof Error ? error.name : "unknown"}` };
     }
-    if (outcome.log !== undefined) io.stderr.write(`capvault mcp: ${outcome.log}\n`);
+    // The vault's text, shown escaped: a client may show the bridge's stderr in a terminal or a log view.
+    if (outcome.log !== undefined) io.stderr.write(`capvault mcp: ${terminalSafe(outcome.log)}\n`);
     if (outcome.answer !== undefined) await send(outcome.answer);
   };
   try {
