@@ -3,6 +3,7 @@ import { catCommand } from "./commands/cat-command.ts";
 import { childrenCommand } from "./commands/children-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
 import { lsCommand } from "./commands/ls-command.ts";
+import { mcpCommand } from "./commands/mcp-command.ts";
 import { mintCommand } from "./commands/mint-command.ts";
 import { mvCommand } from "./commands/mv-command.ts";
 import { putCommand } from "./commands/put-command.ts";
@@ -26,6 +27,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   shareCommand,
   childrenCommand,
   revokeCommand,
+  mcpCommand,
 ];
 
 export function findCommand(name: string): CommandSpec | undefined {
