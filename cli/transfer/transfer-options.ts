@@ -1,0 +1,10 @@
+import type { OptionSpec } from "../command-spec.ts";
+
+/** The options every command that can move a folder takes. */
+export const RECURSIVE_OPTION: OptionSpec = { type: "boolean", short: "r", help: "a whole folder, recursively" };
+
+export const FOLDER_OPTIONS: Record<string, OptionSpec> = {
+  "dry-run": { type: "boolean", help: "show what would be transferred or deleted; change nothing" },
+  transfers: { type: "string", value: "N", help: "files in flight at once (default 8, at most 64)" },
+  verbose: { type: "boolean", short: "v", help: "list each file transferred or deleted" },
+};
