@@ -58,13 +58,13 @@ export async function runFolderTransfer(input: CommandInput, cap: FsCap, job: Fo
   if (report.issues.length > 0) throw new ReportedFailure();
 }
 
-/** `--transfers N`: files in flight at once (default 8, at most 64). */
+/** `--transfers N`: files in flight at once (default 8, at most 32). */
 function transfersOption(input: CommandInput, command: string): number {
   const text = input.values.transfers;
   if (text === undefined) return 8;
   const value = Number(text);
-  if (!/^\d+$/.test(String(text)) || value < 1 || value > 64)
-    throw new UsageError("--transfers takes a whole number from 1 to 64", command);
+  if (!/^\d+$/.test(String(text)) || value < 1 || value > 32)
+    throw new UsageError("--transfers takes a whole number from 1 to 32", command);
   return value;
 }
 

@@ -5,6 +5,6 @@ export const RECURSIVE_OPTION: OptionSpec = { type: "boolean", short: "r", help:
 
 export const FOLDER_OPTIONS: Record<string, OptionSpec> = {
   "dry-run": { type: "boolean", help: "show what would be transferred or deleted; change nothing" },
-  transfers: { type: "string", value: "N", help: "files in flight at once (default 8, at most 64)" },
+  transfers: { type: "string", value: "N", help: "files in flight at once (default 8, at most 32)" },
   verbose: { type: "boolean", short: "v", help: "list each file transferred or deleted" },
 };
