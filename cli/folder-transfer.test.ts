@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
 import { runInProcess } from "./cli-test-io.ts";
 import { parseDuration } from "./duration-option.ts";
+import { localFileTarget, localFolderTarget } from "./local-target.ts";
 import { Limiter } from "./transfer/limiter.ts";
 
 const CAP = `http://vault.test/object/${"abcdefghijklmnopqrstuvwxyz234567"}`;
@@ -129,6 +130,14 @@ describe("put and get pick the other side's name as sftp does", () => {
     expect((await runInProcess(["get", "notes/a.md", "-"], { fetch, env })).out).toBe("# a");
   });
 
+  it("without LOCAL, get writes ./NAME (get -r of the root: the current folder)", async () => {
+    expect(await localFileTarget(undefined, "a.md")).toBe("a.md");
+    expect(localFolderTarget(undefined, "notes")).toBe("notes");
+    expect(localFolderTarget(undefined, "")).toBe(".");
+    expect(localFolderTarget("out/", "notes")).toBe(path.join("out", "notes"));
+    expect(localFolderTarget("out", "notes")).toBe("out");
+  });
+
   it("a download whose bytes do not match the etag is refused and leaves no file, not even a temp", async () => {
     const { fetch } = server({}, { "x.bin": "tampered" }, { "x.bin": md5("original") });
     const folder = path.join(tmp, "integrity");
@@ -206,6 +215,27 @@ describe("a hostile listing cannot write outside LOCAL", () => {
     const human = await runInProcess(["get", "-r", ".", local], { fetch, env });
     expect(human.stderr).toContain("capvault: bell\\x07.txt: unsafe_name: ");
     expect(human.stderr).not.toMatch(/\u0007/);
+  });
+});
+
+describe("a busy vault", () => {
+  it("a 503 unavailable is retried; other refusals are not", async () => {
+    const local = await mkdtemp(path.join(tmp, "busy-"));
+    await writeFile(path.join(local, "a.txt"), "a");
+    await writeFile(path.join(local, "b.txt"), "b");
+    const puts: string[] = [];
+    const fetch: FetchLike = async (input, init) => {
+      const at = new URL(input).searchParams.get("path") ?? "";
+      if (init?.method !== "PUT") return json(404, { error: { code: "not_found", message: "nothing at that path" } });
+      puts.push(at);
+      if (at === "up/a.txt" && puts.length === 1)
+        return json(503, { error: { code: "unavailable", message: "too many uploads in progress" } });
+      if (at === "up/b.txt") return json(403, { error: { code: "forbidden", message: "no" } });
+      return json(201, { size: 1, etag: md5("a") });
+    };
+    const run = await runInProcess(["cp", "-r", local, ":up", "--json", "--transfers", "1"], { fetch, env });
+    expect(JSON.parse(run.out)).toMatchObject({ files: { transferred: 1, failed: 1 } });
+    expect(puts).toEqual(["up/a.txt", "up/a.txt", "up/b.txt"]);
   });
 });
 

@@ -8,6 +8,7 @@ import type { Limiter } from "./limiter.ts";
 import { writeLocalFile } from "./local-file-writer.ts";
 import { ensureLocalDir } from "./local-folders.ts";
 import { localFailure } from "./local-refusal.ts";
+import { retryBusy } from "./retry-busy.ts";
 import { emptyReport, type TransferReport } from "./transfer-report.ts";
 import type { TransferIssue, WalkResult } from "./tree-types.ts";
 import { sameContent } from "./unchanged.ts";
@@ -58,7 +59,7 @@ export async function transferTree(t: TreeTransfer): Promise<TransferReport> {
             report.files.unchanged++;
             progress?.bytes(file.size);
           } else {
-            if (!t.dryRun) await transferOne(t, relative, verifiedDirs, progress);
+            if (!t.dryRun) await retryBusy(() => transferOne(t, relative, verifiedDirs, progress));
             report.files.transferred++;
             report.bytes += file.size;
             report.actions.push({ op: t.direction === "up" ? "upload" : "download", path: relative, size: file.size });
