@@ -97,7 +97,12 @@ describe("the binary", () => {
     const put = await capvault(["put", "-", "bin/blob.bin", "--json"], { env, stdin: bytes });
     expect(put.stderr).toBe("");
     expect(put.code).toBe(0);
-    expect(JSON.parse(put.stdout.toString())).toEqual({ path: "bin/blob.bin", created: true, size: bytes.length, etag: md5(bytes) });
+    expect(JSON.parse(put.stdout.toString())).toEqual({
+      path: "bin/blob.bin",
+      created: true,
+      size: bytes.length,
+      etag: md5(bytes),
+    });
     const cat = await capvault(["cat", "bin/blob.bin"], { env });
     expect(cat.code).toBe(0);
     expect(md5(cat.stdout)).toBe(md5(bytes));
