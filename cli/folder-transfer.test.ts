@@ -218,6 +218,32 @@ describe("a hostile listing cannot write outside LOCAL", () => {
   });
 });
 
+describe("--delete needs the whole listing", () => {
+  it("a listing that fails on its second page deletes nothing and transfers nothing", async () => {
+    const local = await mkdtemp(path.join(tmp, "paged-"));
+    await writeFile(path.join(local, "only-local.txt"), "would be deleted by a sync that trusted page one");
+    const requests: string[] = [];
+    const fetch: FetchLike = async (input, init) => {
+      const url = new URL(input);
+      requests.push(
+        `${init?.method ?? "GET"} ${url.pathname.split("/").pop()} ${url.searchParams.get("cursor") ?? ""}`,
+      );
+      if (url.searchParams.get("cursor") === null)
+        return json(200, { entries: [{ name: "a.txt", type: "file", size: 1, etag: md5("a") }], cursor: "page-2" });
+      return json(503, { error: { code: "unavailable", message: "storage backend failed" } });
+    };
+    for (const direction of [
+      [":", local],
+      [local, ":"],
+    ]) {
+      const run = await runInProcess(["sync", ...direction, "--delete"], { fetch, env });
+      expect(run).toMatchObject({ code: 3, stderr: "capvault: unavailable: storage backend failed\n" });
+    }
+    expect(await readdir(local)).toEqual(["only-local.txt"]);
+    expect(requests.filter((r) => !r.startsWith("GET list"))).toEqual([]);
+  });
+});
+
 describe("a busy vault", () => {
   it("a 503 unavailable is retried; other refusals are not", async () => {
     const local = await mkdtemp(path.join(tmp, "busy-"));

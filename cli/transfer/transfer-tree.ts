@@ -74,6 +74,7 @@ export async function transferTree(t: TreeTransfer): Promise<TransferReport> {
   );
   progress?.finish();
   if (t.deleteExtra) await deleteExtras(t, report);
+  report.issues.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   report.actions.sort((a, b) => (a.op === b.op ? (a.path < b.path ? -1 : 1) : a.op === "delete" ? 1 : -1));
   return report;
 }

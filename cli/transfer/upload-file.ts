@@ -6,6 +6,9 @@ import type { WriteResult } from "../../clients/typescript/index.ts";
 import { guessContentType } from "../content-type-guess.ts";
 import { LocalRefusal } from "./local-refusal.ts";
 
+/** Below this, a file is read whole and sent as bytes (under the progress bar's 4 MiB threshold). */
+const SMALL_FILE_BYTES = 1024 * 1024;
+
 export interface UploadOptions {
   contentType?: string | undefined;
   ifMatch?: string | undefined;
@@ -37,6 +40,18 @@ export async function uploadFile(
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new LocalRefusal("not_a_file", "not a regular file");
+    const writeOptions = {
+      contentType: options.contentType ?? guessContentType(remote),
+      ifMatch: options.ifMatch,
+      ifNoneMatch: options.ifNoneMatch,
+    };
+    if (info.size <= SMALL_FILE_BYTES) {
+      // Most files of a folder sync are small: one read and a plain body cost less than a stream pipeline.
+      const bytes = await handle.readFile();
+      const result = await cap.write(remote, bytes, writeOptions);
+      options.onBytes?.(bytes.byteLength);
+      return result;
+    }
     let body = Readable.toWeb(handle.createReadStream({ autoClose: false })) as unknown as ReadableStream<Uint8Array>;
     const bar = options.through?.(info.size) ?? null;
     if (bar) body = body.pipeThrough(bar);
@@ -50,12 +65,7 @@ export async function uploadFile(
       });
       body = body.pipeThrough(count);
     }
-    return await cap.write(remote, body, {
-      length: info.size,
-      contentType: options.contentType ?? guessContentType(remote),
-      ifMatch: options.ifMatch,
-      ifNoneMatch: options.ifNoneMatch,
-    });
+    return await cap.write(remote, body, { ...writeOptions, length: info.size });
   } finally {
     await handle.close();
   }
