@@ -14,7 +14,7 @@ import { terminalSafe as safe } from "../terminal-safe.ts";
 import { downloadFile } from "../transfer/download-file.ts";
 import { endpoints } from "../transfer/endpoints.ts";
 import { runFolderTransfer } from "../transfer/folder-transfer.ts";
-import { FOLDER_OPTIONS, RECURSIVE_OPTION } from "../transfer/transfer-options.ts";
+import { FOLDER_OPTIONS, RECURSIVE_OPTION, refuseFolderOptions } from "../transfer/transfer-options.ts";
 import { uploadFile } from "../transfer/upload-file.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -43,6 +43,7 @@ export const cpCommand: CommandSpec = {
     if (input.values.recursive === true) {
       return runFolderTransfer(input, cap, { ...ends, deleteExtra: false, command: "cp" });
     }
+    refuseFolderOptions(input.values, "cp");
     if (ends.direction === "up") {
       await checkLocalFile(ends.local, "cp");
       const target = await remoteFileTarget(cap, destination.slice(1), path.basename(path.resolve(ends.local)));

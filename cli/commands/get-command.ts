@@ -9,7 +9,7 @@ import { remoteBaseName, remotePathArg } from "../remote-path.ts";
 import { terminalSafe as safe } from "../terminal-safe.ts";
 import { downloadFile } from "../transfer/download-file.ts";
 import { runFolderTransfer } from "../transfer/folder-transfer.ts";
-import { FOLDER_OPTIONS, RECURSIVE_OPTION } from "../transfer/transfer-options.ts";
+import { FOLDER_OPTIONS, RECURSIVE_OPTION, refuseFolderOptions } from "../transfer/transfer-options.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const getCommand: CommandSpec = {
@@ -41,6 +41,7 @@ export const getCommand: CommandSpec = {
         command: "get",
       });
     }
+    refuseFolderOptions(input.values, "get");
     if (remote === "" || remote.endsWith("/")) throw new UsageError("REMOTE names a folder: use get -r", "get");
     if (local === "-" && input.json)
       throw new UsageError("get - writes the file's bytes; --json does not apply", "get");

@@ -13,7 +13,7 @@ import { progressStream } from "../progress-bar.ts";
 import { namesFolder, remotePathArg } from "../remote-path.ts";
 import { remoteFileTarget, remoteFolderTarget } from "../remote-target.ts";
 import { runFolderTransfer } from "../transfer/folder-transfer.ts";
-import { FOLDER_OPTIONS, RECURSIVE_OPTION } from "../transfer/transfer-options.ts";
+import { FOLDER_OPTIONS, RECURSIVE_OPTION, refuseFolderOptions } from "../transfer/transfer-options.ts";
 import { uploadFile } from "../transfer/upload-file.ts";
 import { UsageError } from "../usage-error.ts";
 
@@ -46,6 +46,10 @@ export const putCommand: CommandSpec = {
     const name = path.basename(path.resolve(local));
     if (input.values.recursive === true) {
       if (local === "-") throw new UsageError("put -r takes a folder, not stdin", "put");
+      const single = ["content-type", "if-match", "if-none-match", "no-clobber"].find(
+        (o) => input.values[o] !== undefined,
+      );
+      if (single) throw new UsageError(`--${single} applies to one file, not to put -r`, "put");
       const target = remoteFolderTarget(remote, name);
       return runFolderTransfer(input, cap, {
         direction: "up",
@@ -55,6 +59,7 @@ export const putCommand: CommandSpec = {
         command: "put",
       });
     }
+    refuseFolderOptions(input.values, "put");
     const ifNoneMatch = input.values["no-clobber"] === true ? "*" : stringOption(input.values["if-none-match"]);
     if (input.values["no-clobber"] === true && input.values["if-none-match"] !== undefined) {
       throw new UsageError("--no-clobber and --if-none-match are the same header; give one", "put");
