@@ -1,6 +1,8 @@
 import type { CommandSpec } from "./command-spec.ts";
 import { catCommand } from "./commands/cat-command.ts";
 import { childrenCommand } from "./commands/children-command.ts";
+import { cpCommand } from "./commands/cp-command.ts";
+import { getCommand } from "./commands/get-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
 import { lsCommand } from "./commands/ls-command.ts";
 import { mcpCommand } from "./commands/mcp-command.ts";
@@ -12,6 +14,8 @@ import { rmCommand } from "./commands/rm-command.ts";
 import { serveCommand } from "./commands/serve-command.ts";
 import { shareCommand } from "./commands/share-command.ts";
 import { statCommand } from "./commands/stat-command.ts";
+import { syncCommand } from "./commands/sync-command.ts";
+import { treeCommand } from "./commands/tree-command.ts";
 
 /** Every command, in the order the top-level help shows them. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -19,8 +23,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   mintCommand,
   infoCommand,
   lsCommand,
+  treeCommand,
   catCommand,
   putCommand,
+  getCommand,
+  cpCommand,
+  syncCommand,
   rmCommand,
   mvCommand,
   statCommand,

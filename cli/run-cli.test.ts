@@ -73,22 +73,48 @@ describe("usage errors exit 2 and send nothing", () => {
     ["mv needs two paths", ["mv", CAP, "a"], {}, /missing TO/],
     ["bad rights", ["share", CAP, "x", "--rights", "read,fly"], {}, /--rights takes/],
     ["repeated rights", ["share", CAP, "x", "--rights", "read,read"], {}, /--rights takes/],
-    ["negative ttl", ["share", CAP, "x", "--ttl=-5"], {}, /--ttl takes a whole number/],
-    ["fractional ttl", ["share", CAP, "x", "--ttl", "1.5"], {}, /--ttl takes a whole number/],
-    ["zero ttl", ["share", CAP, "x", "--ttl", "0"], {}, /--ttl takes a whole number/],
+    ["negative ttl", ["share", CAP, "x", "--ttl=-5"], {}, /--ttl takes a duration/],
+    ["fractional ttl", ["share", CAP, "x", "--ttl", "1.5"], {}, /--ttl takes a duration/],
+    ["ttl with an unknown unit", ["share", CAP, "x", "--ttl", "1y"], {}, /--ttl takes a duration/],
+    [
+      "mint ttl of zero minutes",
+      ["mint", "p/", "--ttl", "0m"],
+      { CAPVAULT_ADMIN_TOKEN: "t" },
+      /--ttl takes a duration/,
+    ],
+    ["zero ttl", ["share", CAP, "x", "--ttl", "0"], {}, /--ttl takes a duration/],
     ["mint without admin token", ["mint", "p/"], {}, /CAPVAULT_ADMIN_TOKEN is not set/],
     ["mint bad backend", ["mint", "p/", "--backend", "s3"], { CAPVAULT_ADMIN_TOKEN: "t" }, /--backend is r2 or disk/],
     ["mint without prefix", ["mint"], { CAPVAULT_ADMIN_TOKEN: "t" }, /missing PREFIX/],
     [
       "put of a missing local file",
-      ["put", CAP, "dest", "/nonexistent/capvault-test-file"],
+      ["put", CAP, "/nonexistent/capvault-test-file", "dest"],
       {},
       /cannot read \/nonexistent\/capvault-test-file: ENOENT/,
     ],
-    ["put of a folder", ["put", CAP, "dest", "/tmp"], {}, /is not a regular file/],
+    ["put of a folder without -r", ["put", CAP, "/tmp", "dest"], {}, /\/tmp is a folder: use -r/],
+    ["put of stdin without REMOTE", ["put", CAP, "-"], {}, /put - \(stdin\) needs a REMOTE file path/],
+    ["put of stdin to a folder", ["put", CAP, "-", "notes/"], {}, /needs a REMOTE file path/],
+    ["get of the root without -r", ["get", CAP, "."], {}, /REMOTE names a folder: use get -r/],
+    ["put -r with a single-file option", ["put", CAP, "-r", "cli", "-n"], {}, /--no-clobber applies to one file/],
+    [
+      "put --dry-run of one file",
+      ["put", CAP, "package.json", "--dry-run"],
+      {},
+      /--dry-run applies to folders: add -r/,
+    ],
+    ["get --transfers of one file", ["get", CAP, "a.md", "--transfers", "2"], {}, /--transfers applies to folders/],
+    ["cp -v of one file", ["cp", CAP, ":a.md", "/tmp/", "-v"], {}, /--verbose applies to folders/],
+    ["get -r to stdout", ["get", CAP, "-r", "notes", "-"], {}, /get -r writes a folder/],
+    ["cp with two local sides", ["cp", CAP, "a", "b"], {}, /one side must be remote, written :PATH/],
+    ["cp with two remote sides", ["cp", CAP, ":a", ":b"], {}, /both sides are remote/],
+    ["sync with two local sides", ["sync", CAP, "a", "b"], {}, /one side must be remote/],
+    ["cp of a folder without -r", ["cp", CAP, "/tmp", ":x"], {}, /is a folder: use -r/],
+    ["cp -r of a local file", ["cp", CAP, "-r", "package.json", ":x"], {}, /is not a folder/],
+    ["transfers out of range", ["sync", CAP, "/tmp", ":x", "--transfers", "0"], {}, /--transfers takes/],
     ["cat --json", ["cat", CAP, "a", "--json"], {}, /--json does not apply/],
     ["revoke --child with a path-like id", ["revoke", CAP, "--child", ".."], {}, /--child takes a cap id/],
-    ["no-clobber and if-none-match together", ["put", CAP, "a", "-", "-n", "--if-none-match", "*"], {}, /give one/],
+    ["no-clobber and if-none-match together", ["put", CAP, "-", "a", "-n", "--if-none-match", "*"], {}, /give one/],
   ];
 
   it.each(cases)("%s", async (_name, argv, env, message) => {
@@ -220,11 +246,11 @@ describe("output", () => {
       sent = { type: request.headers.get("content-type"), body: await request.text() };
       return json(201, { size: 5, etag: "e" });
     };
-    const run = await runInProcess(["put", CAP, "notes/a.md", "--json"], { fetch, stdin: "hello" });
+    const run = await runInProcess(["put", CAP, "-", "notes/a.md", "--json"], { fetch, stdin: "hello" });
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.out)).toEqual({ created: true, size: 5, etag: "e" });
+    expect(JSON.parse(run.out)).toEqual({ path: "notes/a.md", created: true, size: 5, etag: "e" });
     expect(sent).toEqual({ type: "text/markdown; charset=utf-8", body: "hello" });
-    const human = await runInProcess(["put", CAP, "notes/a.md", "-"], { fetch, stdin: "hello" });
+    const human = await runInProcess(["put", CAP, "-", "notes/a.md"], { fetch, stdin: "hello" });
     expect(human.out).toBe("created notes/a.md (5 B, etag e)\n");
   });
 

@@ -6,7 +6,9 @@ import type { CommandInput, CommandSpec } from "./command-spec.ts";
 import { findCommand } from "./command-table.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
+import { ReportedFailure } from "./reported-failure.ts";
 import { terminalSafe } from "./terminal-safe.ts";
+import { LocalRefusal } from "./transfer/local-refusal.ts";
 import { UsageError } from "./usage-error.ts";
 
 /**
@@ -93,6 +95,12 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   // A progress bar may own the current terminal line; start the message on a clean one.
   if (io.stderr.isTTY) io.stderr.write("\r\u001b[K");
   if (error instanceof UsageError) return usageFailure(io, error);
+  if (error instanceof ReportedFailure) return EXIT.refused;
+  if (error instanceof LocalRefusal) {
+    io.stderr.write(`capvault: ${error.code}: ${terminalSafe(error.message)}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`);
+    return EXIT.refused;
+  }
   if (isCapError(error)) {
     const message = redactCapUrls(error.message);
     // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.

@@ -3,20 +3,22 @@ import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { formatEntry } from "../human-format.ts";
 import { positionalArgs } from "../option-values.ts";
+import { remotePathArg } from "../remote-path.ts";
 
 export const lsCommand: CommandSpec = {
   name: "ls",
   summary: "list a folder (all pages)",
   usage: "ls [CAP] [PATH] [-l]",
   description:
-    "Lists the entries of PATH (default: the cap's root), sorted by name, folders with a trailing /.\n" +
+    "Lists the entries of PATH (default: the cap's root; . and / also mean it), sorted by name, folders with a trailing /.\n" +
     '--json prints {"entries": [{name, type, size?, etag?, modified?}, …]}.',
   options: {
     long: { type: "boolean", short: "l", help: "show size and modification time" },
   },
   async run(input) {
     const { cap, rest } = capFromInput(input, "ls");
-    const [path = ""] = positionalArgs(rest, { required: [], optional: ["PATH"] }, "ls");
+    const [pathArg = ""] = positionalArgs(rest, { required: [], optional: ["PATH"] }, "ls");
+    const path = remotePathArg(pathArg);
     const out = input.io.stdout;
     // Streamed page by page so a folder of a million names never sits in memory.
     let first = true;

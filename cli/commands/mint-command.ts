@@ -1,15 +1,16 @@
 import { adminFromEnv } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
+import { durationOption } from "../duration-option.ts";
 import { formatMinted } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
-import { positionalArgs, positiveIntOption, rightsOption, stringOption } from "../option-values.ts";
+import { positionalArgs, rightsOption, stringOption } from "../option-values.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const mintCommand: CommandSpec = {
   name: "mint",
   summary: "mint a root cap (admin: needs CAPVAULT_ADMIN_TOKEN)",
-  usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl SECONDS] [--label TEXT]",
+  usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl DURATION] [--label TEXT]",
   description:
     "Mints a root cap over PREFIX in a storage backend (r2 by default; disk: a folder under the\n" +
     'launcher\'s CAPVAULT_DISK_ROOT, "" for the whole folder). Talks to CAPVAULT_URL (default\n' +
@@ -22,7 +23,7 @@ export const mintCommand: CommandSpec = {
       value: "LIST",
       help: "comma-separated subset of read,write,delete,list,subdir (default all)",
     },
-    ttl: { type: "string", value: "SECONDS", help: "expire after this many seconds" },
+    ttl: { type: "string", value: "DURATION", help: "expire after 3600 (seconds), 90s, 30m, 1h, 7d, 2w or 1h30m" },
     label: { type: "string", value: "TEXT", help: "a note shown in listings" },
   },
   async run(input) {
@@ -33,7 +34,7 @@ export const mintCommand: CommandSpec = {
       backend,
       prefix: prefix,
       rights: rightsOption(input.values.rights, "mint"),
-      ttlSeconds: positiveIntOption("ttl", input.values.ttl, "mint"),
+      ttlSeconds: durationOption("ttl", input.values.ttl, "mint"),
       label: stringOption(input.values.label),
     } as const;
     const admin = adminFromEnv(input, "mint");

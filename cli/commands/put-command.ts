@@ -1,5 +1,4 @@
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
+import path from "node:path";
 import { Readable } from "node:stream";
 import { collectBytes } from "../byte-pump.ts";
 import { capFromInput } from "../cap-source.ts";
@@ -8,76 +7,112 @@ import type { CommandSpec } from "../command-spec.ts";
 import { guessContentType } from "../content-type-guess.ts";
 import { formatWrite } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
+import { checkLocalFile } from "../local-source.ts";
 import { positionalArgs, stringOption } from "../option-values.ts";
 import { progressStream } from "../progress-bar.ts";
+import { namesFolder, remotePathArg } from "../remote-path.ts";
+import { remoteFileTarget, remoteFolderTarget } from "../remote-target.ts";
+import { runFolderTransfer } from "../transfer/folder-transfer.ts";
+import { FOLDER_OPTIONS, RECURSIVE_OPTION, refuseFolderOptions } from "../transfer/transfer-options.ts";
+import { uploadFile } from "../transfer/upload-file.ts";
 import { UsageError } from "../usage-error.ts";
-
-interface Source {
-  body: ReadableStream<Uint8Array>;
-  length: number;
-}
 
 export const putCommand: CommandSpec = {
   name: "put",
-  summary: "upload a file (or stdin) to a path",
-  usage: "put [CAP] PATH [FILE|-] [--content-type TYPE] [--if-match ETAG] [--if-none-match ETAG|*] [-n]",
+  summary: "upload a file (or stdin, or a folder with -r)",
+  usage: "put [CAP] LOCAL|- [REMOTE] [-r] [--content-type TYPE] [--if-match ETAG] [--if-none-match ETAG|*] [-n]",
   description:
-    "Creates or replaces the file at PATH with the contents of FILE, or of stdin when FILE is - or absent.\n" +
-    "Files stream with their size; piped stdin is read fully first (the vault needs the length up front).\n" +
-    "The content type defaults to a guess from PATH's extension. Shows a progress bar over 4 MiB on a terminal.",
+    "Uploads the local file LOCAL, as sftp's put does. REMOTE defaults to LOCAL's name in the cap's root;\n" +
+    "a REMOTE ending in / (or ., /), or an existing remote folder, receives LOCAL's name inside it.\n" +
+    "LOCAL - reads stdin (REMOTE required); piped stdin is read fully first (the vault needs the length).\n" +
+    "With -r, LOCAL is a folder and its contents go into REMOTE (default: LOCAL's name; REMOTE/ → REMOTE/NAME),\n" +
+    "skipping files whose size and hash already match (see `capvault cp --help`).\n" +
+    "The content type defaults to a guess from the name. Shows a progress bar on a terminal.",
   options: {
-    "content-type": { type: "string", value: "TYPE", help: "content type to store (default: guessed from PATH)" },
+    recursive: RECURSIVE_OPTION,
+    ...FOLDER_OPTIONS,
+    "content-type": { type: "string", value: "TYPE", help: "content type to store (default: guessed from the name)" },
     "if-match": { type: "string", value: "ETAG", help: "write only if the current etag is ETAG" },
     "if-none-match": { type: "string", value: "ETAG|*", help: "write only if nothing (*) or not ETAG is there" },
     "no-clobber": {
       type: "boolean",
       short: "n",
-      help: "write only if nothing exists at PATH (same as --if-none-match '*')",
+      help: "write only if nothing exists at REMOTE (same as --if-none-match '*')",
     },
   },
   async run(input) {
     const { cap, rest } = capFromInput(input, "put");
-    const [path, file] = positionalArgs(rest, { required: ["PATH"], optional: ["FILE"] }, "put");
+    const [local, remote] = positionalArgs(rest, { required: ["LOCAL"], optional: ["REMOTE"] }, "put");
+    const name = path.basename(path.resolve(local));
+    if (input.values.recursive === true) {
+      if (local === "-") throw new UsageError("put -r takes a folder, not stdin", "put");
+      const single = ["content-type", "if-match", "if-none-match", "no-clobber"].find(
+        (o) => input.values[o] !== undefined,
+      );
+      if (single) throw new UsageError(`--${single} applies to one file, not to put -r`, "put");
+      const target = remoteFolderTarget(remote, name);
+      return runFolderTransfer(input, cap, {
+        direction: "up",
+        local,
+        remote: target,
+        deleteExtra: false,
+        command: "put",
+      });
+    }
+    refuseFolderOptions(input.values, "put");
     const ifNoneMatch = input.values["no-clobber"] === true ? "*" : stringOption(input.values["if-none-match"]);
     if (input.values["no-clobber"] === true && input.values["if-none-match"] !== undefined) {
       throw new UsageError("--no-clobber and --if-none-match are the same header; give one", "put");
     }
-    if (file === undefined && (input.io.stdin as { isTTY?: boolean }).isTTY) {
-      throw new UsageError("give a FILE, or pipe the content into stdin (or pass - to type it)", "put");
-    }
-    const source = file === undefined || file === "-" ? await stdinSource(input.io) : await fileSource(file);
-    const bar = progressStream(input.io, path, source.length);
-    const result = await cap.write(path, bar ? source.body.pipeThrough(bar) : source.body, {
-      length: source.length,
-      contentType: stringOption(input.values["content-type"]) ?? guessContentType(path),
+    const options = {
+      contentType: stringOption(input.values["content-type"]),
       ifMatch: stringOption(input.values["if-match"]),
       ifNoneMatch,
-    });
-    if (input.json) await printJson(input.io, result);
-    else await writeOut(input.io.stdout, formatWrite(path, result));
+    };
+    let target: string;
+    let result: Awaited<ReturnType<typeof uploadFile>>;
+    if (local === "-") {
+      if (remote === undefined || namesFolder(remotePathArg(remote)))
+        throw new UsageError("put - (stdin) needs a REMOTE file path", "put");
+      target = remote;
+      result = await uploadStdin(input.io, cap, target, options);
+    } else {
+      await checkLocalFile(local, "put");
+      target = await remoteFileTarget(cap, remote, name);
+      result = await uploadFile(cap, local, target, {
+        ...options,
+        through: (size) => progressStream(input.io, target, size),
+      });
+    }
+    if (input.json) await printJson(input.io, { path: target, ...result });
+    else await writeOut(input.io.stdout, formatWrite(target, result));
   },
 };
 
-async function fileSource(file: string): Promise<Source> {
-  let size: number;
-  try {
-    const info = await stat(file);
-    if (!info.isFile()) throw new UsageError(`${file} is not a regular file`, "put");
-    size = info.size;
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "error"}`, "put");
-  }
-  return { body: webStream(createReadStream(file)), length: size };
-}
+type CapLike = Parameters<typeof uploadFile>[0];
 
-async function stdinSource(io: CliIo): Promise<Source> {
+async function uploadStdin(
+  io: CliIo,
+  cap: CapLike,
+  target: string,
+  options: { contentType?: string | undefined; ifMatch?: string | undefined; ifNoneMatch?: string | undefined },
+) {
   const size = io.stdinFileSize();
-  if (size !== null) return { body: webStream(io.stdin), length: size };
-  const bytes = await collectBytes(io.stdin);
-  return { body: new Blob([bytes]).stream() as ReadableStream<Uint8Array>, length: bytes.byteLength };
-}
-
-function webStream(stream: Readable): ReadableStream<Uint8Array> {
-  return Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>;
+  let body: ReadableStream<Uint8Array>;
+  let length: number;
+  if (size !== null) {
+    body = Readable.toWeb(io.stdin) as unknown as ReadableStream<Uint8Array>;
+    length = size;
+  } else {
+    const bytes = await collectBytes(io.stdin);
+    body = new Blob([bytes]).stream() as ReadableStream<Uint8Array>;
+    length = bytes.byteLength;
+  }
+  const bar = progressStream(io, target, length);
+  return cap.write(target, bar ? body.pipeThrough(bar) : body, {
+    length,
+    contentType: options.contentType ?? guessContentType(target),
+    ifMatch: options.ifMatch,
+    ifNoneMatch: options.ifNoneMatch,
+  });
 }

@@ -1,31 +1,33 @@
 import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
+import { durationOption } from "../duration-option.ts";
 import { formatMinted } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
-import { positionalArgs, positiveIntOption, rightsOption, stringOption } from "../option-values.ts";
+import { positionalArgs, rightsOption, stringOption } from "../option-values.ts";
+import { remotePathArg } from "../remote-path.ts";
 
 export const shareCommand: CommandSpec = {
   name: "share",
   summary: "mint a child cap for a folder (subdir), to delegate",
-  usage: "share [CAP] PATH [--rights LIST] [--ttl SECONDS] [--label TEXT]",
+  usage: "share [CAP] PATH [--rights LIST] [--ttl DURATION] [--label TEXT]",
   description:
-    'Mints a child cap rooted at PATH under CAP ("" keeps the same root: pure attenuation).\n' +
+    'Mints a child cap rooted at PATH under CAP ("", . or / keep the same root: pure attenuation).\n' +
     "Rights default to all of CAP's; asking for more than CAP has is refused. Expiry never outlives CAP's.\n" +
     "Prints only the new cap URL on stdout (a secret: hand it to whoever should hold it); details go to stderr.\n" +
     "--json prints {url, id, rights, expiresAt}.",
   options: {
     rights: { type: "string", value: "LIST", help: "comma-separated subset of read,write,delete,list,subdir" },
-    ttl: { type: "string", value: "SECONDS", help: "expire after this many seconds" },
+    ttl: { type: "string", value: "DURATION", help: "expire after 3600 (seconds), 90s, 30m, 1h, 7d, 2w or 1h30m" },
     label: { type: "string", value: "TEXT", help: "a note shown by `capvault children`" },
   },
   async run(input) {
     const { cap, rest } = capFromInput(input, "share");
     const [path] = positionalArgs(rest, { required: ["PATH"] }, "share");
     const child = await cap.subdir({
-      path: path,
+      path: remotePathArg(path),
       rights: rightsOption(input.values.rights, "share"),
-      ttlSeconds: positiveIntOption("ttl", input.values.ttl, "share"),
+      ttlSeconds: durationOption("ttl", input.values.ttl, "share"),
       label: stringOption(input.values.label),
     });
     if (input.json) {

@@ -94,10 +94,15 @@ describe("the binary", () => {
   it("put from piped stdin and cat to stdout are binary-safe", async () => {
     const bytes = new Uint8Array(300_000).map((_, i) => (i * 31 + (i >> 8)) % 256);
     const env = { CAPVAULT_CAP: root.url };
-    const put = await capvault(["put", "bin/blob.bin", "--json"], { env, stdin: bytes });
+    const put = await capvault(["put", "-", "bin/blob.bin", "--json"], { env, stdin: bytes });
     expect(put.stderr).toBe("");
     expect(put.code).toBe(0);
-    expect(JSON.parse(put.stdout.toString())).toEqual({ created: true, size: bytes.length, etag: md5(bytes) });
+    expect(JSON.parse(put.stdout.toString())).toEqual({
+      path: "bin/blob.bin",
+      created: true,
+      size: bytes.length,
+      etag: md5(bytes),
+    });
     const cat = await capvault(["cat", "bin/blob.bin"], { env });
     expect(cat.code).toBe(0);
     expect(md5(cat.stdout)).toBe(md5(bytes));
@@ -107,7 +112,7 @@ describe("the binary", () => {
     const file = path.join(tmp, "redirect.bin");
     const bytes = new Uint8Array(100_000).map((_, i) => i % 251);
     await writeFile(file, bytes);
-    const put = await capvault(["put", root.url, "bin/redirected.bin"], { stdin: { file } });
+    const put = await capvault(["put", root.url, "-", "bin/redirected.bin"], { stdin: { file } });
     expect(put.code).toBe(0);
     expect(put.stdout.toString()).toBe(`created bin/redirected.bin (97.7 KiB, etag ${md5(bytes)})\n`);
     expect(md5(await root.read("bin/redirected.bin"))).toBe(md5(bytes));
@@ -151,9 +156,9 @@ describe("commands against the vault", () => {
 
     const file = path.join(tmp, "note.md");
     await writeFile(file, "# note\n");
-    const put = await runInProcess(["put", "docs/note.md", file], { env: env() });
+    const put = await runInProcess(["put", file, "docs/note.md"], { env: env() });
     expect(put).toMatchObject({ code: 0, out: `created docs/note.md (7 B, etag ${md5(Buffer.from("# note\n"))})\n` });
-    expect((await runInProcess(["put", "docs/note.md", file, "-n"], { env: env() })).stderr).toBe(
+    expect((await runInProcess(["put", file, "docs/note.md", "-n"], { env: env() })).stderr).toBe(
       "capvault: precondition_failed: precondition failed\n",
     );
 
@@ -164,7 +169,7 @@ describe("commands against the vault", () => {
       contentType: expect.stringContaining("text/markdown"),
     });
 
-    await runInProcess(["put", "docs/sub/x.txt", "-"], { env: env(), stdin: "x" });
+    await runInProcess(["put", "-", "docs/sub/x.txt"], { env: env(), stdin: "x" });
     expect((await runInProcess(["ls", "docs"], { env: env() })).out).toBe("note.md\nsub/\n");
     expect(
       JSON.parse((await runInProcess(["ls", "docs", "--json"], { env: env() })).out).entries.map(
@@ -195,7 +200,7 @@ describe("commands against the vault", () => {
     const childUrl = share.out.trim();
     expect(childUrl).toMatch(/\/object\/[a-z2-7]{48}$/);
     expect((await runInProcess(["cat", childUrl, "readme.md"])).out).toBe("hi team");
-    const refused = await runInProcess(["put", childUrl, "evil", "-"], { stdin: "x" });
+    const refused = await runInProcess(["put", childUrl, "-", "evil"], { stdin: "x" });
     expect(refused).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/^capvault: warning: .+\ncapvault: forbidden: .+\n$/),

@@ -132,7 +132,7 @@ describe("the npm package", () => {
   it("puts and gets a file against a running vault", async () => {
     const file = path.join(tmp, "hello.md");
     await writeFile(file, "# from the package\n");
-    await capvault(["put", "pkg/hello.md", file], { CAPVAULT_CAP: vault.rootCapUrl });
+    await capvault(["put", file, "pkg/hello.md"], { CAPVAULT_CAP: vault.rootCapUrl });
     const cat = await capvault(["cat", "pkg/hello.md"], { CAPVAULT_CAP: vault.rootCapUrl });
     expect(cat.stdout).toBe("# from the package\n");
   });

@@ -1,0 +1,23 @@
+/**
+ * A local reason not to touch a file, with a code like the vault's so a
+ * transfer report has one shape. `symlink`: a link stands where a download
+ * would write (it is never followed or replaced); `not_a_folder` / `is_folder`:
+ * the local tree disagrees with the remote one; `integrity`: the bytes that
+ * arrived are not the ones the vault described.
+ */
+export class LocalRefusal extends Error {
+  readonly code: "symlink" | "not_a_folder" | "not_a_file" | "is_folder" | "integrity" | "local_error";
+
+  constructor(code: LocalRefusal["code"], message: string) {
+    super(message);
+    this.name = "LocalRefusal";
+    this.code = code;
+  }
+}
+
+/** An fs error as a LocalRefusal: its errno code only, never a host path beyond what the user typed. */
+export function localFailure(error: unknown): LocalRefusal {
+  if (error instanceof LocalRefusal) return error;
+  const code = (error as NodeJS.ErrnoException).code ?? "error";
+  return new LocalRefusal("local_error", `local file system: ${code}`);
+}
