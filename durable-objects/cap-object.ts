@@ -431,9 +431,33 @@ export class CapObject extends DurableObject<CapEnv> {
   async tree(): Promise<Result<CapTree>> {
     const admitted = await this.authorize({ rights: ["subdir"], refusal: "treeNeedsSubdir" });
     if (!admitted.ok) return admitted;
+    return ok((await this.walk(admitted.value.cap.id)).tree);
+  }
+
+  /**
+   * Revokes a cap anywhere below this one (as far as `tree` reaches), with its
+   * subtree: the holder of an ancestor could revoke it with that ancestor anyway.
+   */
+  async revokeDescendant(id: string): Promise<Result<RevokeOutcome>> {
+    const admitted = await this.authorize({ rights: ["subdir"], refusal: "revokeChildNeedsSubdir" });
+    if (!admitted.ok) return admitted;
+    const found = (await this.walk(admitted.value.cap.id)).index.get(id);
+    if (!found) return refuse("noSuchChild");
+    if (found.parent === null) return this.revokeChild(id);
+    const outcome = await this.capStub(found.key)
+      .revokeSubtree()
+      .catch(() => refuse("unavailable"));
+    if (!outcome.ok) return outcome;
+    await this.capStub(found.parent)
+      .forgetChild(id)
+      .catch(() => null);
+    await this.recordIfLive("revoke_child", found.path, outcome, true, id);
+    return outcome;
+  }
+
+  private async walk(id: string) {
     const own = await liveChildren(this.ctx.storage, TREE_MAX_NODES + 1);
-    if (!own.ok) return own;
-    return ok(await walkTree(admitted.value.cap.id, own.value, (key, limit) => this.capStub(key).treeChildren(limit)));
+    return walkTree(id, own.ok ? own.value : [], (key, limit) => this.capStub(key).treeChildren(limit));
   }
 
   /** For an ancestor's tree walk only (objects call it, no route does): a dead cap has no children. */

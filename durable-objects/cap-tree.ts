@@ -34,6 +34,19 @@ export async function liveChildren(storage: DurableObjectStorage, limit: number)
   return ok(out);
 }
 
+/** A cap the walk reached: its key, its parent's key (`null` for the walker's own child), its root from the walker's. */
+export interface Reached {
+  key: string;
+  parent: string | null;
+  path: string;
+}
+
+/** The answer for `GET /tree`, and every cap it shows by id, for revoking one of them. */
+export interface TreeWalk {
+  tree: CapTree;
+  index: Map<string, Reached>;
+}
+
 /**
  * Walks the tree below a cap breadth first, one level at a time, asking each
  * node's object for its children. The node budget is shared by the whole
@@ -41,10 +54,12 @@ export async function liveChildren(storage: DurableObjectStorage, limit: number)
  * many nodes, however wide or deep the tree is. A child that cannot be asked
  * shows with no children, and the answer says it is truncated.
  */
-export async function walkTree(id: string, own: TreeChild[], childrenOf: ChildrenOf): Promise<CapTree> {
+export async function walkTree(id: string, own: TreeChild[], childrenOf: ChildrenOf): Promise<TreeWalk> {
+  const index = new Map<string, Reached>();
   let budget = TREE_MAX_NODES;
   let truncated = own.length > budget;
   const top = own.slice(0, budget).map((c) => ({ node: { ...c.view, children: [] } as CapTreeNode, key: c.key }));
+  for (const t of top) index.set(t.node.id, { key: t.key, parent: null, path: t.node.path });
   budget -= top.length;
   let level = top;
   for (let depth = 2; level.length > 0; depth++) {
@@ -69,11 +84,14 @@ export async function walkTree(id: string, own: TreeChild[], childrenOf: Childre
         const child: CapTreeNode = { ...kid.view, children: [] };
         node.children.push(child);
         next.push({ node: child, key: kid.key });
+        const above = index.get(node.id)!;
+        const path = [above.path, kid.view.path].filter((p) => p !== "").join("/");
+        index.set(child.id, { key: kid.key, parent: above.key, path });
       }
     });
     level = next;
   }
-  return { id, children: top.map((t) => t.node), truncated };
+  return { tree: { id, children: top.map((t) => t.node), truncated }, index };
 }
 
 async function forEachBounded<T>(items: T[], run: (item: T) => Promise<void>): Promise<void> {

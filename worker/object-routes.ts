@@ -165,6 +165,10 @@ objectRoutes.get(
   "/:token/tree",
   withCap(async (cap) => json(await cap.tree())),
 );
+objectRoutes.delete(
+  "/:token/tree/:id",
+  withCap(async (cap, c) => revokeResponse(await cap.revokeDescendant(c.req.param("id") ?? ""))),
+);
 
 objectRoutes.delete(
   "/:token/children/:id",

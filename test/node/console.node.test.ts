@@ -166,6 +166,10 @@ describe("web console in Chromium", () => {
     await node.locator("text=Revoke").click();
     await page.locator(".node", { hasText: "reader agent" }).waitFor({ state: "detached" });
     expect(dialogs.at(-1)).toMatch(/^Revoke "reader agent"/);
+    // A grandchild, too: the button on every node revokes that cap, and its parent stays.
+    await page.locator(".node", { hasText: "hermes sub-agent" }).locator("text=Revoke").click();
+    await page.locator(".node", { hasText: "hermes sub-agent" }).waitFor({ state: "detached" });
+    expect(await page.locator(".node", { hasText: "hermes" }).count()).toBe(1);
 
     // 8. The child's console now shows the one page for dead caps, the same as for an unknown one.
     await child.reload();

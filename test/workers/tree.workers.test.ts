@@ -102,3 +102,45 @@ describe("GET /tree", () => {
     SLOW,
   );
 });
+
+describe("DELETE /tree/<id>", () => {
+  it("revokes a cap anywhere below, with its subtree, and only below", async () => {
+    const root = cap((await mintRoot(`tree/revoke/${++counter}/`)).token);
+    const a = await child(root, { path: "a", rights: ["read", "list", "subdir"] });
+    const a1 = await child(a, { path: "x", rights: ["read", "subdir"] });
+    const a1x = await child(a1, { path: "" });
+    const b = await child(root, { path: "b" });
+    const other = cap((await mintRoot(`tree/revoke-other/${++counter}/`)).token);
+    const stranger = await child(other, { path: "" });
+
+    // Not below this cap, or not a cap at all: the same answer, and nothing revoked.
+    for (const id of [stranger.minted.id, "nonexistent", ((await (await other.info()).json()) as { id: string }).id]) {
+      const res = await call("DELETE", `/object/${root.token}/tree/${id}`);
+      expect(res.status).toBe(404);
+      expect(await errorCode(res)).toBe("not_found");
+    }
+    expect((await stranger.info()).status).toBe(200);
+    // A cap without subdir cannot revoke below it, even its own child's child.
+    const reader = await child(root, { path: "", rights: ["read"] });
+    expect(await errorCode(await call("DELETE", `/object/${reader.token}/tree/${a1.minted.id}`))).toBe("forbidden");
+    // A grandchild, from the root: it and its child die; its parent and the rest live on, and forget it.
+    expect((await call("DELETE", `/object/${root.token}/tree/${a1.minted.id}`)).status).toBe(204);
+    expect(await errorCode(await a1.info())).toBe("no_such_cap");
+    expect(await errorCode(await a1x.info())).toBe("no_such_cap");
+    expect((await a.info()).status).toBe(200);
+    expect((await b.info()).status).toBe(200);
+    expect(((await (await a.children()).json()) as { children: unknown[] }).children).toEqual([]);
+    const audit = (await (await call("GET", `/object/${root.token}/audit`)).json()) as {
+      entries: { op: string; path: string; child: string }[];
+    };
+    expect(audit.entries[0]).toMatchObject({ op: "revoke_child", path: "a/x", child: a1.minted.id });
+    // A direct child too.
+    expect((await call("DELETE", `/object/${root.token}/tree/${b.minted.id}`)).status).toBe(204);
+    expect(await errorCode(await b.info())).toBe("no_such_cap");
+    const { body } = await tree(root.token);
+    expect(body.children.map((c) => [c.id, c.children.length])).toEqual([
+      [a.minted.id, 0],
+      [reader.minted.id, 0],
+    ]);
+  });
+});

@@ -57,7 +57,7 @@ export function capApi(token: string) {
     move: (from: string, to: string) => json<unknown>("POST", url("/move"), { from, to }),
     share: (form: GrantForm) => json<MintedCap>("POST", url("/subdir"), form),
     tree: () => json<CapTree>("GET", url("/tree")),
-    revokeChild: (id: string) => call("DELETE", url(`/children/${encodeURIComponent(id)}`)),
+    revokeBelow: (id: string) => call("DELETE", url(`/tree/${encodeURIComponent(id)}`)),
     audit: () => json<AuditTrail>("GET", url("/audit", { limit: "200" })),
   };
 }

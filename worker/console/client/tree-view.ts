@@ -7,8 +7,8 @@ import type { CapTreeNode } from "./wire.ts";
 
 /**
  * The caps derived from this one, drawn as a tree (ids and what each may do,
- * never a token). This cap can revoke its direct children; each takes its
- * whole subtree with it.
+ * never a token). This cap can revoke any of them; each takes its whole
+ * subtree with it.
  */
 export function treeView(ctx: Ctx): HTMLElement {
   const body = h("div", { className: "tree-body" }, h("p", {}, "Loading…"));
@@ -26,7 +26,7 @@ export function treeView(ctx: Ctx): HTMLElement {
         " (this cap)",
       ),
       tree.children.length
-        ? h("ul", {}, ...tree.children.map((c) => node(c, true)))
+        ? h("ul", {}, ...tree.children.map(node))
         : h("p", { className: "note" }, "No caps derived from this one yet."),
     );
     fill(
@@ -35,10 +35,10 @@ export function treeView(ctx: Ctx): HTMLElement {
       tree.truncated ? h("p", { className: "note" }, "The tree goes on beyond what is shown.") : null,
     );
   };
-  const node = (c: CapTreeNode, revocable: boolean): HTMLElement => {
+  const node = (c: CapTreeNode): HTMLElement => {
     const revoke = async () => {
       if (!confirm(`Revoke "${c.label ?? c.id}" and every cap minted from it? This cannot be undone.`)) return;
-      if (await attempt(() => ctx.api.revokeChild(c.id))) {
+      if (await attempt(() => ctx.api.revokeBelow(c.id))) {
         say(`Revoked ${c.label ?? c.id}`);
         await attempt(load);
       }
@@ -60,9 +60,9 @@ export function treeView(ctx: Ctx): HTMLElement {
           rightBadges(c.rights),
         ),
         h("div", { className: "expiry" }, expiry(c.expiresAt)),
-        revocable ? h("button", { type: "button", className: "danger", onclick: () => void revoke() }, "Revoke") : null,
+        h("button", { type: "button", className: "danger", onclick: () => void revoke() }, "Revoke"),
       ),
-      c.children.length ? h("ul", {}, ...c.children.map((k) => node(k, false))) : null,
+      c.children.length ? h("ul", {}, ...c.children.map(node)) : null,
     );
   };
   void attempt(load);
