@@ -14,7 +14,7 @@ import { treeView } from "./tree-view.ts";
  * written to localStorage, sessionStorage or cookies.
  */
 async function boot(): Promise<void> {
-  const token = decodeURIComponent(location.hash.slice(1));
+  const token = fragmentToken();
   fill(byId("status"));
   if (token === "") {
     askForCap();
@@ -53,6 +53,15 @@ async function boot(): Promise<void> {
     else fill(view, auditView(ctx));
   }
   show(buttons[0]?.id.slice(4) ?? "audit", "");
+}
+
+/** The token in the fragment; a fragment that is not valid percent-encoding names no cap (and gets the page for unknown caps). */
+function fragmentToken(): string {
+  try {
+    return decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return location.hash.slice(1);
+  }
 }
 
 /** No cap in the fragment: ask for one, and put it in the fragment (never in a query the server would see). */
