@@ -64,9 +64,10 @@ describe("web console in Chromium", () => {
     const rootToken = tokenOf(vault.rootCapUrl);
     const page = await context.newPage();
     const dialogs: string[] = [];
+    let answer = ""; // what the next prompt() is answered
     page.on("dialog", (d) => {
       dialogs.push(d.message());
-      void d.accept();
+      void d.accept(d.type() === "prompt" ? answer : undefined);
     });
 
     // 1. The root cap's console: header and every control its rights allow.
@@ -97,13 +98,22 @@ describe("web console in Chromium", () => {
     expect(await page.locator("pre.text .line").allTextContents()).toEqual(TEXT.split("\n").slice(0, -1));
     expect(await page.locator("pre.text b").count()).toBe(0);
     await shot(page, "02-file-browser");
+    // A refused action shows the vault's own message.
+    answer = "../outside.txt";
+    await page.locator("tr", { hasText: "notes.txt" }).locator("text=Rename").click();
+    await page.locator("#status.error", { hasText: "Refused: path escapes (path_escapes)" }).waitFor();
 
     // 4. A new folder, with a file in it (storage keeps no empty folders).
     await page.fill("input[name=folder]", "reports");
     await page.click("text=New folder");
     await page.locator(".crumbs [aria-current]", { hasText: "reports" }).waitFor();
-    await writeFile(path.join(files, "summary.md"), "# Summary\n");
-    await page.setInputFiles("#upload-input", path.join(files, "summary.md"));
+    // Dropped on the list, as a file dragged from the desktop would be.
+    await page.evaluate(`(() => {
+      const files = new DataTransfer();
+      files.items.add(new File(["# Summary\\n"], "summary.md", { type: "text/markdown" }));
+      const drop = new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true });
+      document.querySelector(".zone").dispatchEvent(drop);
+    })()`);
     await page.locator("button.file", { hasText: "summary.md" }).waitFor();
     await shot(page, "03-folder");
 
