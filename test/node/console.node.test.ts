@@ -23,6 +23,7 @@ let context: BrowserContext;
 let profile: string;
 let files: string;
 const requests: { url: string; referer: string | undefined }[] = [];
+const pageErrors: string[] = [];
 
 const tokenOf = (capUrl: string) => capUrl.slice(capUrl.lastIndexOf("/") + 1);
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -48,6 +49,11 @@ beforeAll(async () => {
   });
   context.setDefaultTimeout(20_000);
   context.on("request", (r) => requests.push({ url: r.url(), referer: r.headers().referer }));
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  // Anything the console's own policy blocks is a bug in the console (the init script itself is exempt).
+  await context.addInitScript(
+    "addEventListener('securitypolicyviolation', (e) => (window.cspViolations ??= []).push(e.violatedDirective))",
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -206,8 +212,11 @@ describe("web console in Chromium", () => {
     expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await shot(page, "09-phone");
 
-    // Nothing kept in the browser, and no URL but an API call's ever held a token.
+    // No script error, nothing the policy had to block, nothing kept in the browser, and no URL but an
+    // API call's ever held a token.
+    expect(pageErrors).toEqual([]);
     for (const p of [page, child]) {
+      expect(await p.evaluate("window.cspViolations ?? []")).toEqual([]);
       expect(await p.evaluate("[localStorage.length, sessionStorage.length, document.cookie]")).toEqual([0, 0, ""]);
     }
     for (const token of [rootToken, childToken]) {
