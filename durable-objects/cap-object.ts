@@ -9,6 +9,7 @@ import type {
   AuditEntry,
   Backend,
   CapInfo,
+  CapTree,
   ChildPage,
   ListPage,
   MintedCap,
@@ -21,6 +22,7 @@ import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
 import { AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
+import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
@@ -425,6 +427,45 @@ export class CapObject extends DurableObject<CapEnv> {
     return childPage(this.ctx.storage, rawCursor, rawLimit);
   }
 
+  /** The delegation tree below this cap, ids only, within fixed bounds (durable-objects/cap-tree.ts). */
+  async tree(): Promise<Result<CapTree>> {
+    const admitted = await this.authorize({ rights: ["subdir"], refusal: "treeNeedsSubdir" });
+    if (!admitted.ok) return admitted;
+    return ok((await this.walk(admitted.value.cap.id)).tree);
+  }
+
+  /**
+   * Revokes a cap anywhere below this one (as far as `tree` reaches), with its
+   * subtree: the holder of an ancestor could revoke it with that ancestor anyway.
+   */
+  async revokeDescendant(id: string): Promise<Result<RevokeOutcome>> {
+    const admitted = await this.authorize({ rights: ["subdir"], refusal: "revokeChildNeedsSubdir" });
+    if (!admitted.ok) return admitted;
+    const found = (await this.walk(admitted.value.cap.id)).index.get(id);
+    if (!found) return refuse("noSuchChild");
+    if (found.parent === null) return this.revokeChild(id);
+    const outcome = await this.capStub(found.key)
+      .revokeSubtree()
+      .catch(() => refuse("unavailable"));
+    if (!outcome.ok) return outcome;
+    await this.capStub(found.parent)
+      .forgetChild(id)
+      .catch(() => null);
+    await this.recordIfLive("revoke_child", found.path, outcome, true, id);
+    return outcome;
+  }
+
+  private async walk(id: string) {
+    const own = await liveChildren(this.ctx.storage, TREE_MAX_NODES + 1);
+    return walkTree(id, own.ok ? own.value : [], (key, limit) => this.capStub(key).treeChildren(limit));
+  }
+
+  /** For an ancestor's tree walk only (objects call it, no route does): a dead cap has no children. */
+  async treeChildren(limit: number): Promise<Result<TreeChild[]>> {
+    if (!(await this.live())) return ok([]);
+    return liveChildren(this.ctx.storage, limit);
+  }
+
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
     const admitted = await this.authorize({ rights: ["subdir"], refusal: "revokeChildNeedsSubdir" });
     if (!admitted.ok) return admitted;
@@ -634,7 +675,7 @@ export class CapObject extends DurableObject<CapEnv> {
 interface Need {
   rights: readonly Right[];
   any?: boolean;
-  refusal?: "listChildrenNeedsSubdir" | "revokeChildNeedsSubdir";
+  refusal?: "listChildrenNeedsSubdir" | "revokeChildNeedsSubdir" | "treeNeedsSubdir";
 }
 
 /** The raw paths an operation names, how each must be checked, and what else it asks (see authorize). */

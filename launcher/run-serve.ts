@@ -28,7 +28,11 @@ export async function runServe(argv: string[]): Promise<number> {
   if (vault.adminTokenFresh) {
     process.stdout.write(`admin token (saved in ${settings.state}/admin-token, shown once): ${vault.adminToken}\n`);
   }
-  for (const cap of vault.firstRun) process.stdout.write(`${cap.label} root cap: ${cap.url}\n`);
+  for (const cap of vault.firstRun) {
+    process.stdout.write(`${cap.label} root cap: ${cap.url}\n`);
+    // The web console takes the token in the fragment, which browsers never send to a server.
+    process.stdout.write(`${cap.label} console: ${cap.url.replace("/object/", "/ui#")}\n`);
+  }
   process.stdout.write(`capvault listening on ${vault.url} (state ${settings.state}, public URL ${origin})\n`);
 
   await new Promise<void>((resolve) => {

@@ -117,6 +117,7 @@ export const REFUSALS = {
   rightsNotHeld: { code: "forbidden", message: "a child cannot hold rights its parent lacks" },
   listChildrenNeedsSubdir: { code: "forbidden", message: "listing children needs the subdir right" },
   revokeChildNeedsSubdir: { code: "forbidden", message: "revoking children needs the subdir right" },
+  treeNeedsSubdir: { code: "forbidden", message: "the delegation tree needs the subdir right" },
   tooManyChildren: {
     code: "conflict",
     message: (p: { limit: number }) => `a cap holds at most ${p.limit} live children; revoke some first`,

@@ -100,6 +100,20 @@ export interface ChildPage {
   cursor: string | null;
 }
 
+/** One cap in `GET /tree`: a descendant, by id only (never a token or a key). */
+export interface CapTreeNode extends ChildView {
+  /** Its own live children, as far as the walk's bounds reached (see {@link CapTree.truncated}). */
+  children: CapTreeNode[];
+}
+
+/** `GET /tree`: the live caps derived from this one, breadth first within fixed depth and node bounds. */
+export interface CapTree {
+  id: string;
+  children: CapTreeNode[];
+  /** True when the bounds cut the walk: the tree may hold more caps than shown. */
+  truncated: boolean;
+}
+
 /** One line of a cap's audit (`GET /audit`): what was asked through this cap and how it ended. Never a token. */
 export interface AuditEntry {
   /** ISO 8601: the latest occurrence. */

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { refusal } from "../shared/refusals.ts";
 import { adminRoutes } from "./admin-routes.ts";
 import type { AppEnv } from "./cap-stub.ts";
+import { consoleRoutes } from "./console/console-routes.ts";
 import { errorResponse } from "./http-error.ts";
 import { objectRoutes } from "./object-routes.ts";
 import { requestLog } from "./request-log.ts";
@@ -21,6 +22,7 @@ app.use("*", requestLog, securityHeaders, settleUnreadBody);
 app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
 app.route("/object", objectRoutes);
 app.route("/admin", adminRoutes);
+app.route("/ui", consoleRoutes);
 app.notFound(() => errorResponse(refusal("noSuchRoute")));
 // Unexpected failures never echo their message: it could name a key or path.
 app.onError((err) => {

@@ -161,6 +161,15 @@ objectRoutes.get(
   withQuery(["cursor", "limit"], async (cap, q) => json(await cap.listChildren(q.cursor, q.limit))),
 );
 
+objectRoutes.get(
+  "/:token/tree",
+  withCap(async (cap) => json(await cap.tree())),
+);
+objectRoutes.delete(
+  "/:token/tree/:id",
+  withCap(async (cap, c) => revokeResponse(await cap.revokeDescendant(c.req.param("id") ?? ""))),
+);
+
 objectRoutes.delete(
   "/:token/children/:id",
   withCap(async (cap, c) => revokeResponse(await cap.revokeChild(c.req.param("id") ?? ""))),

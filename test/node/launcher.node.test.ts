@@ -44,6 +44,7 @@ describe("first start", () => {
     expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}$/m);
     expect(out).toMatch(/^disk root cap: /m);
+    expect(out).toMatch(/^default console: http:\/\/127\.0\.0\.1:\d+\/ui#[a-z2-7]{48}$/m);
     const match = /admin token \(saved in .*, shown once\): (\S+)/.exec(out);
     expect(match).not.toBeNull();
     const saved = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
@@ -141,8 +142,8 @@ describe("over real HTTP", () => {
       expect(line).not.toContain(token);
       expect(line).not.toContain("secret-name");
     }
-    // Tokens appear only where the launcher hands out the first root caps.
-    expect(vault.output().split(token).length - 1).toBe(1);
+    // Tokens appear only where the launcher hands out the first root caps: each cap's URL and its console link.
+    expect(vault.output().split(token).length - 1).toBe(2);
   });
 });
 

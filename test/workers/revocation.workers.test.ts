@@ -32,6 +32,8 @@ const routes = (c: ReturnType<typeof cap>, childId = "abc") => {
     () => c.children(),
     () => call("GET", `${base}/children?limit=1`),
     () => c.revokeChild(childId),
+    () => call("GET", `${base}/tree`),
+    () => call("DELETE", `${base}/tree/${childId}`),
     () => c.move({ from: "f", to: "g" }),
     // Requests the worker finds malformed on its own must not tell a dead cap from a live one.
     () => call("POST", `${base}/subdir`, { body: "{not json" }),

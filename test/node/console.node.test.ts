@@ -1,0 +1,273 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
+
+/**
+ * The web console end to end, in Debian's real Chromium (never a downloaded
+ * browser) against the real launcher. One flow, step by step as a person
+ * would use it, with a screenshot of each step in tmp/console-e2e/. Every
+ * request the browser makes is recorded, to prove the token reaches the
+ * server only inside the API calls.
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = path.join(PROJECT_ROOT, "tmp/console-e2e");
+const BIG = 20 * 1024 * 1024;
+const TEXT = "# Field notes\nfirst line\n<b>not bold</b>\nlast line\n";
+
+let vault: TestVault;
+let context: BrowserContext;
+let profile: string;
+let files: string;
+const requests: { url: string; referer: string | undefined }[] = [];
+const pageErrors: string[] = [];
+
+const tokenOf = (capUrl: string) => capUrl.slice(capUrl.lastIndexOf("/") + 1);
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
+  vault = await startTestVault();
+  files = await mkdtemp(path.join(os.tmpdir(), "capvault-console-files-"));
+  profile = await mkdtemp(path.join(os.tmpdir(), "capvault-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1100, height: 760 },
+  });
+  context.setDefaultTimeout(20_000);
+  context.on("request", (r) => requests.push({ url: r.url(), referer: r.headers().referer }));
+  context.on("weberror", (e) => pageErrors.push(e.error().message));
+  // Anything the console's own policy blocks is a bug in the console (the init script itself is exempt).
+  await context.addInitScript(
+    "addEventListener('securitypolicyviolation', (e) => (window.cspViolations ??= []).push(e.violatedDirective))",
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await vault?.stop();
+  await rm(profile, { recursive: true, force: true });
+  await rm(files, { recursive: true, force: true });
+});
+
+describe("web console in Chromium", () => {
+  it("browses, uploads, previews, shares read-only, and revokes, with the token only in API calls", async () => {
+    const consoleUrl = /^default console: (\S+)$/m.exec(vault.output())?.[1];
+    expect(consoleUrl).toBe(`${vault.url}/ui#${tokenOf(vault.rootCapUrl)}`);
+    const rootToken = tokenOf(vault.rootCapUrl);
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    let answer = ""; // what the next prompt() is answered
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept(d.type() === "prompt" ? answer : undefined);
+    });
+
+    // 1. The root cap's console: header and every control its rights allow.
+    await page.goto(consoleUrl!);
+    await page.locator("#cap-header .facts").waitFor();
+    expect(await page.locator("#cap-header .badge").allTextContents()).toEqual([
+      "read",
+      "write",
+      "delete",
+      "list",
+      "subdir",
+    ]);
+    await shot(page, "01-root");
+
+    // 2. Upload a text file and a 20 MiB file through the file input.
+    await writeFile(path.join(files, "notes.txt"), TEXT);
+    await writeFile(path.join(files, "big.bin"), Buffer.alloc(BIG, 7));
+    await page.setInputFiles("#upload-input", [path.join(files, "notes.txt"), path.join(files, "big.bin")]);
+    await page.locator("button.file", { hasText: "big.bin" }).waitFor();
+    await page.locator("button.file", { hasText: "notes.txt" }).waitFor();
+    const stat = (await (await fetch(`${vault.rootCapUrl}/stat?path=big.bin`)).json()) as { size: number };
+    expect(stat.size).toBe(BIG);
+    await expect.poll(() => page.locator("tr", { hasText: "big.bin" }).textContent()).toContain("20 MiB");
+
+    // 3. Preview the text: line by line, markup shown as text.
+    await page.locator("button.file", { hasText: "notes.txt" }).click();
+    await page.locator("pre.text .line").first().waitFor();
+    expect(await page.locator("pre.text .line").allTextContents()).toEqual(TEXT.split("\n").slice(0, -1));
+    expect(await page.locator("pre.text b").count()).toBe(0);
+    await shot(page, "02-file-browser");
+    // A refused action shows the vault's own message.
+    answer = "../outside.txt";
+    await page.locator("tr", { hasText: "notes.txt" }).locator("text=Rename").click();
+    await page.locator("#status.error", { hasText: "Refused: path escapes (path_escapes)" }).waitFor();
+
+    // 4. A new folder, with a file in it (storage keeps no empty folders).
+    await page.fill("input[name=folder]", "reports");
+    await page.click("text=New folder");
+    await page.locator(".crumbs [aria-current]", { hasText: "reports" }).waitFor();
+    // Dropped on the list, as a file dragged from the desktop would be.
+    await page.evaluate(`(() => {
+      const files = new DataTransfer();
+      files.items.add(new File(["# Summary\\n"], "summary.md", { type: "text/markdown" }));
+      const drop = new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true });
+      document.querySelector(".zone").dispatchEvent(drop);
+    })()`);
+    await page.locator("button.file", { hasText: "summary.md" }).waitFor();
+    await shot(page, "03-folder");
+
+    // 5. Share it read-only (read and list) for one hour.
+    await page.click("text=Share this folder");
+    expect(await page.inputValue("#share-path")).toBe("reports");
+    for (const right of ["write", "delete", "subdir"]) await page.uncheck(`input[name=rights][value=${right}]`);
+    await page.selectOption("#share-ttl", "3600");
+    await page.fill("#share-label", "reader agent");
+    await page.click("text=Create cap");
+    const childConsole = await page.locator("#minted-console").inputValue();
+    const childUrl = await page.locator("#minted-url").inputValue();
+    const childToken = tokenOf(childUrl);
+    expect(childConsole).toBe(`${vault.url}/ui#${childToken}`);
+    expect(await page.locator("#minted-config").textContent()).toContain(`${childUrl}/mcp`);
+    await shot(page, "04-share");
+
+    // 6. The child's console: read-only, one hour, no write controls; a forced write is refused.
+    const child = await context.newPage();
+    await child.goto(childConsole);
+    await child.locator("#cap-header h1", { hasText: "reader agent" }).waitFor();
+    expect(await child.locator("#cap-header .badge").allTextContents()).toEqual(["read", "list"]);
+    expect(await child.locator("#cap-header .expiry").textContent()).toMatch(/expires in (60|59) minutes/);
+    await child.locator("button.file", { hasText: "summary.md" }).waitFor();
+    for (const control of ["#upload-input", "input[name=folder]", "text=Rename", "text=Delete", "#tab-share"]) {
+      expect(await child.locator(control).count(), control).toBe(0);
+    }
+    const forced = await child.evaluate(async (token) => {
+      const res = await fetch(`/object/${token}/file?path=forced.txt`, { method: "PUT", body: "x" });
+      return { status: res.status, body: await res.json() };
+    }, childToken);
+    expect(forced).toEqual({
+      status: 403,
+      body: { error: { code: "forbidden", message: "this operation needs the write right" } },
+    });
+    await shot(child, "05-child");
+
+    // 7. The parent's delegation view (with a deeper branch minted through the API), then revoke
+    // the child there (after a confirmation).
+    const mint = async (capUrl: string, grant: object) =>
+      (await (await fetch(`${capUrl}/subdir`, { method: "POST", body: JSON.stringify(grant) })).json()) as {
+        url: string;
+      };
+    const hermes = await mint(vault.rootCapUrl, {
+      path: "skills",
+      label: "hermes",
+      rights: ["read", "write", "list", "subdir"],
+    });
+    await mint(hermes.url, {
+      path: "drafts",
+      label: "hermes sub-agent",
+      rights: ["read", "write"],
+      ttlSeconds: 86_400,
+    });
+    await page.click("#tab-delegation");
+    const node = page.locator(".node", { hasText: "reader agent" });
+    await node.waitFor();
+    await page.locator(".node", { hasText: "hermes sub-agent" }).waitFor();
+    await shot(page, "06-delegation");
+    await node.locator("text=Revoke").click();
+    await page.locator(".node", { hasText: "reader agent" }).waitFor({ state: "detached" });
+    expect(dialogs.at(-1)).toMatch(/^Revoke "reader agent"/);
+    // A grandchild, too: the button on every node revokes that cap, and its parent stays.
+    await page.locator(".node", { hasText: "hermes sub-agent" }).locator("text=Revoke").click();
+    await page.locator(".node", { hasText: "hermes sub-agent" }).waitFor({ state: "detached" });
+    expect(await page.locator(".node", { hasText: "hermes" }).count()).toBe(1);
+
+    // 8. The child's console now shows the one page for dead caps, the same as for an unknown one.
+    await child.reload();
+    await child.locator(".gone").waitFor();
+    const revokedPage = await child.locator("body").innerHTML();
+    await child.goto(`${vault.url}/ui#${"a".repeat(48)}`);
+    await child.reload(); // a fragment change alone does not reload
+    await child.locator(".gone").waitFor();
+    expect(await child.locator("body").innerHTML()).toBe(revokedPage);
+    await shot(child, "07-revoked");
+
+    // 9. The audit tab: newest first, a reach past the root highlighted.
+    await fetch(`${vault.rootCapUrl}/file?path=../escape`);
+    await page.click("#tab-audit");
+    await page.locator("tr.refused", { hasText: "../escape" }).waitFor();
+    const ops = await page.locator("table.audit tbody tr td:nth-child(2)").allTextContents();
+    expect(ops.slice(0, 2)).toEqual(["read", "revoke_child"]);
+    await shot(page, "08-audit");
+
+    // Phone width: nothing runs off the side.
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.click("#tab-files");
+    await page.locator("button.file", { hasText: "notes.txt" }).waitFor();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await shot(page, "09-phone");
+
+    // No script error, nothing the policy had to block, nothing kept in the browser, and no URL but an
+    // API call's ever held a token.
+    expect(pageErrors).toEqual([]);
+    for (const p of [page, child]) {
+      expect(await p.evaluate("window.cspViolations ?? []")).toEqual([]);
+      expect(await p.evaluate("[localStorage.length, sessionStorage.length, document.cookie]")).toEqual([0, 0, ""]);
+    }
+    for (const token of [rootToken, childToken]) {
+      expect(requests.filter((r) => r.url.startsWith(`${vault.url}/object/${token}`)).length).toBeGreaterThan(1);
+      for (const { url, referer } of requests) {
+        // The fragment of a navigation is the browser's own: it never goes on the wire.
+        const sent = url.split("#")[0]!;
+        if (sent.includes(token))
+          expect(sent.startsWith(`${vault.url}/object/${token}/`) || sent === `${vault.url}/object/${token}`).toBe(
+            true,
+          );
+        expect(referer ?? "").not.toContain(token);
+      }
+    }
+    expect(requests.some((r) => r.url.startsWith(`${vault.url}/ui/console.js`))).toBe(true);
+  }, 60_000);
+
+  it("never lets an uploaded HTML or SVG file run script in the vault's origin", async () => {
+    const cap = vault.rootCapUrl;
+    const beacon = (tag: string) => `fetch('/pwned-${tag}');document.title='pwned'`;
+    const html = `<html><body><script>${beacon("html")}</script><img src=x onerror="${beacon("onerror")}"></body></html>`;
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="${beacon("svg-onload")}"><script>${beacon("svg")}</script><rect width="40" height="40" fill="red"/></svg>`;
+    for (const [name, body, type] of [
+      ["evil.html", html, "text/html"],
+      ["evil.svg", svg, "image/svg+xml"],
+    ]) {
+      const res = await fetch(`${cap}/file?path=${name}`, { method: "PUT", body, headers: { "content-type": type! } });
+      expect(res.status).toBe(201);
+    }
+    const page = await context.newPage();
+    await page.goto(`${vault.url}/ui#${tokenOf(cap)}`);
+    // Previewed in the console: the HTML as text, the SVG as an image.
+    await page.locator("button.file", { hasText: "evil.html" }).click();
+    await page.locator("pre.text .line").first().waitFor();
+    expect(await page.locator("pre.text").textContent()).toContain("<script>");
+    await page.locator("button.file", { hasText: "evil.svg" }).click();
+    const img = page.locator(".preview img");
+    await img.waitFor();
+    await expect
+      .poll(() => img.evaluate((el) => (el as unknown as { complete: boolean; naturalWidth: number }).naturalWidth))
+      .toBe(40);
+    await shot(page, "10-svg-preview");
+    // Opened directly, as a link to the file would be: served sandboxed, so no script runs.
+    for (const name of ["evil.html", "evil.svg"]) {
+      const direct = await context.newPage();
+      await direct.goto(`${cap}/file?path=${name}`);
+      await direct.waitForLoadState("load");
+      expect(await direct.title()).not.toBe("pwned");
+      await direct.close();
+    }
+    expect(await page.title()).not.toBe("pwned");
+    expect(requests.filter((r) => r.url.includes("pwned"))).toEqual([]);
+  }, 60_000);
+});

@@ -1,0 +1,72 @@
+import type { AuditTrail, CapInfo, CapTree, ErrorBody, ListPage, MintedCap, Right } from "./wire.ts";
+
+/** A refusal from the vault, carrying its own code and message for the console to show as they are. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface GrantForm {
+  path: string;
+  rights: Right[];
+  ttlSeconds: number | null;
+  label: string | null;
+}
+
+/**
+ * The cap's HTTP API, and the only place the token is used: it goes into
+ * these request URLs (as the API defines them) and nowhere else, no storage,
+ * no other URL. Requests carry no Referer and no cookies.
+ */
+export function capApi(token: string) {
+  const base = `/object/${encodeURIComponent(token)}`;
+  const url = (sub: string, params: Record<string, string | null> = {}) => {
+    const query = Object.entries(params)
+      .filter((p): p is [string, string] => p[1] !== null)
+      .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+      .join("&");
+    return `${base}${sub}${query ? `?${query}` : ""}`;
+  };
+  const call = async (method: string, target: string, init: RequestInit = {}): Promise<Response> => {
+    const res = await fetch(target, {
+      ...init,
+      method,
+      cache: "no-store",
+      credentials: "omit",
+      referrerPolicy: "no-referrer",
+    });
+    if (!res.ok) throw await errorOf(res);
+    return res;
+  };
+  const json = async <T>(method: string, target: string, body?: unknown): Promise<T> => {
+    const init: RequestInit =
+      body === undefined ? {} : { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } };
+    return (await call(method, target, init)).json() as Promise<T>;
+  };
+  return {
+    fileUrl: (path: string) => url("/file", { path }),
+    info: () => json<CapInfo>("GET", url("")),
+    list: (path: string, cursor: string | null) => json<ListPage>("GET", url("/list", { path, cursor, limit: "100" })),
+    read: (path: string, range?: string) =>
+      call("GET", url("/file", { path }), range ? { headers: { Range: range } } : {}),
+    remove: (path: string) => call("DELETE", url("/file", { path })),
+    move: (from: string, to: string) => json<unknown>("POST", url("/move"), { from, to }),
+    share: (form: GrantForm) => json<MintedCap>("POST", url("/subdir"), form),
+    tree: () => json<CapTree>("GET", url("/tree")),
+    revokeBelow: (id: string) => call("DELETE", url(`/tree/${encodeURIComponent(id)}`)),
+    audit: () => json<AuditTrail>("GET", url("/audit", { limit: "200" })),
+  };
+}
+
+export type CapApi = ReturnType<typeof capApi>;
+
+/** The vault's error body, or a plain description when the answer was not one of its own. */
+export async function errorOf(res: Response): Promise<ApiError> {
+  const body = (await res.json().catch(() => null)) as Partial<ErrorBody> | null;
+  const error = body?.error;
+  return error ? new ApiError(error.code, error.message) : new ApiError("http", `HTTP ${res.status}`);
+}

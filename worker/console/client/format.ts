@@ -1,0 +1,52 @@
+/** Display helpers: sizes, times, paths. Pure, so they read the same everywhere. */
+
+export function size(bytes: number | undefined): string {
+  if (bytes === undefined) return "";
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "";
+  return new Date(iso).toLocaleString();
+}
+
+/** "in 59 minutes", "3 days ago": for expiries, next to the absolute time. */
+export function relative(iso: string, now = Date.now()): string {
+  const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  const steps: [Intl.RelativeTimeFormatUnit, number][] = [
+    ["day", 86400],
+    ["hour", 3600],
+    ["minute", 60],
+    ["second", 1],
+  ];
+  const [unit, span] = steps.find(([, s]) => Math.abs(seconds) >= s) ?? ["second", 1];
+  return new Intl.RelativeTimeFormat("en", { numeric: "auto" }).format(Math.round(seconds / span), unit);
+}
+
+export function expiry(iso: string | null): string {
+  return iso === null ? "never expires" : `expires ${relative(iso)} (${when(iso)})`;
+}
+
+/** A path below the cap's root: `""` is the root itself. */
+export function join(dir: string, name: string): string {
+  return dir === "" ? name : `${dir}/${name}`;
+}
+
+/** The cap's root and the folders down to `dir`, for breadcrumbs. */
+export function crumbs(dir: string): { name: string; path: string }[] {
+  const out = [{ name: "root", path: "" }];
+  let path = "";
+  for (const part of dir === "" ? [] : dir.split("/")) {
+    path = join(path, part);
+    out.push({ name: part, path });
+  }
+  return out;
+}

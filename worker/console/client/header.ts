@@ -1,0 +1,28 @@
+import { byId, fill, h } from "./dom.ts";
+import { expiry } from "./format.ts";
+import type { CapInfo, Right } from "./wire.ts";
+
+export function rightBadges(rights: readonly Right[]): HTMLElement {
+  return h("span", { className: "badges" }, ...rights.map((r) => h("span", { className: `badge right-${r}` }, r)));
+}
+
+/** The cap's identity: label, id, rights, expiry, parent. Never its token. */
+export function renderHeader(info: CapInfo): void {
+  document.title = `capvault: ${info.label ?? info.id}`;
+  fill(
+    byId("cap-header"),
+    h("h1", {}, info.label ?? "(no label)"),
+    h(
+      "dl",
+      { className: "facts" },
+      h("dt", {}, "id"),
+      h("dd", {}, h("code", {}, info.id)),
+      h("dt", {}, "rights"),
+      h("dd", {}, rightBadges(info.rights)),
+      h("dt", {}, "expiry"),
+      h("dd", { className: "expiry" }, expiry(info.expiresAt)),
+      h("dt", {}, "parent"),
+      h("dd", {}, info.parent ? h("code", {}, info.parent) : "none (a root cap)"),
+    ),
+  );
+}

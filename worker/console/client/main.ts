@@ -1,0 +1,89 @@
+import { capApi } from "./api.ts";
+import { auditView } from "./audit-view.ts";
+import { filesView } from "./browser.ts";
+import type { Ctx } from "./context.ts";
+import { byId, fill, h } from "./dom.ts";
+import { renderHeader } from "./header.ts";
+import { shareView } from "./share.ts";
+import { report } from "./status.ts";
+import { treeView } from "./tree-view.ts";
+
+/**
+ * The console's entry. The token is read from the URL fragment, which the
+ * browser never sends to the server, and kept in memory only: nothing is
+ * written to localStorage, sessionStorage or cookies.
+ */
+async function boot(): Promise<void> {
+  const token = fragmentToken();
+  fill(byId("status"));
+  if (token === "") {
+    askForCap();
+    return;
+  }
+  const api = capApi(token);
+  let info: Ctx["info"];
+  try {
+    info = await api.info();
+  } catch (err) {
+    report(err);
+    return;
+  }
+  renderHeader(info);
+  const ctx: Ctx = { api, info, can: (r) => info.rights.includes(r), share: (path) => show("share", path) };
+  const tabs: [string, string, boolean][] = [
+    ["files", "Files", ctx.can("list") || ctx.can("read") || ctx.can("write")],
+    ["share", "Share", ctx.can("subdir")],
+    ["delegation", "Delegation", ctx.can("subdir")],
+    ["audit", "Audit", true],
+  ];
+  const buttons = tabs
+    .filter(([, , shown]) => shown)
+    .map(([id, text]) =>
+      h("button", { type: "button", role: "tab", id: `tab-${id}`, onclick: () => show(id, "") }, text),
+    );
+  fill(byId("tabs"), h("div", { role: "tablist" }, ...buttons));
+  function show(tab: string, path: string): void {
+    for (const b of buttons) b.setAttribute("aria-selected", String(b.id === `tab-${tab}`));
+    fill(byId("status"));
+    const view = byId("view");
+    const open = (dir: string) => fill(view, filesView(ctx, dir, open));
+    if (tab === "files") open(path);
+    else if (tab === "share") fill(view, shareView(ctx, path));
+    else if (tab === "delegation") fill(view, treeView(ctx));
+    else fill(view, auditView(ctx));
+  }
+  show(buttons[0]?.id.slice(4) ?? "audit", "");
+}
+
+/** The token in the fragment; a fragment that is not valid percent-encoding names no cap (and gets the page for unknown caps). */
+function fragmentToken(): string {
+  try {
+    return decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return location.hash.slice(1);
+  }
+}
+
+/** No cap in the fragment: ask for one, and put it in the fragment (never in a query the server would see). */
+function askForCap(): void {
+  fill(byId("cap-header"), h("h1", {}, "capvault console"));
+  fill(byId("tabs"));
+  const input = h("input", { type: "password", id: "cap-input", autocomplete: "off", required: true });
+  const form = h(
+    "form",
+    { className: "open-cap" },
+    h("label", { for: "cap-input" }, "Cap URL or token"),
+    input,
+    h("button", { type: "submit" }, "Open"),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const value = input.value.trim();
+    const token = value.includes("/object/") ? (value.split("/object/")[1]?.split(/[/?#]/)[0] ?? "") : value;
+    location.hash = token;
+  });
+  fill(byId("view"), form);
+}
+
+window.addEventListener("hashchange", () => void boot());
+void boot();

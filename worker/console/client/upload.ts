@@ -1,0 +1,46 @@
+import { ApiError, errorOf } from "./api.ts";
+import { h } from "./dom.ts";
+import { size } from "./format.ts";
+
+/**
+ * Uploads one file with a progress bar. XMLHttpRequest, because fetch cannot
+ * report upload progress; it sends the File as the body, so the browser
+ * declares its Content-Length as the vault requires.
+ */
+export function uploadFile(url: string, file: File, progress: HTMLProgressElement): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", url);
+    xhr.setRequestHeader("Content-Type", file.type || "application/octet-stream");
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) progress.value = e.loaded / e.total;
+    });
+    xhr.addEventListener("load", () => {
+      if (xhr.status >= 200 && xhr.status < 300) return resolve();
+      const res = new Response(xhr.responseText, { status: xhr.status });
+      void errorOf(res).then(reject);
+    });
+    xhr.addEventListener("error", () => reject(new ApiError("network", "the upload was cut off")));
+    xhr.send(file);
+  });
+}
+
+/** One row in the upload list: the file's name and size and its progress bar. */
+export function progressRow(file: File): { row: HTMLElement; bar: HTMLProgressElement } {
+  const bar = h("progress", { max: 1, value: 0, "aria-label": `uploading ${file.name}` });
+  return { row: h("li", {}, h("span", {}, `${file.name} (${size(file.size)}) `), bar), bar };
+}
+
+/** Lets files be dropped on `zone`; `onFiles` gets them. */
+export function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
+  zone.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    zone.classList.add("dragging");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (e) => {
+    e.preventDefault();
+    zone.classList.remove("dragging");
+    onFiles([...(e.dataTransfer?.files ?? [])]);
+  });
+}
