@@ -727,6 +727,10 @@ describe("the endpoint", () => {
       [JSON.stringify(toolCall(1, "read_file", { path: "a.md" })), headers],
       [JSON.stringify(toolCall(1, "read_file", { path: 7 })), headers],
       [JSON.stringify(toolCall(1, "delete_file", { path: "a.md" })), headers],
+      // Tools that answer without failing for a missing file, or read no file at all, still find the cap dead.
+      [JSON.stringify(toolCall(1, "read_multiple_files", { paths: ["a.md"] })), headers],
+      [JSON.stringify(toolCall(1, "list_allowed_directories", {})), headers],
+      [JSON.stringify(toolCall(1, "search_files", { pattern: "*" })), headers],
       [JSON.stringify([toolCall(1, "list_directory", {}), toolCall(2, "read_file", { path: "../x" })]), headers],
       [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), headers],
       [JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers],
