@@ -4,7 +4,7 @@
  * hostile paths as tool errors carrying the wire code, delegation with
  * create_subdir_cap, and no response naming the root prefix.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -382,6 +382,20 @@ describe("the official filesystem server's tools", () => {
     expect(await call(disk, "search_files", { path: "globs", pattern: "x".repeat(1025) })).toEqual({
       isError: true,
       text: "bad_request: a glob pattern holds at most 1024 characters",
+    });
+  });
+
+  it("on disk, search_files, directory_tree and create_directory never pass a link leading out of the root", async () => {
+    await mkdir(path.join(vault.diskRoot, "links", "in"), { recursive: true });
+    await writeFile(path.join(vault.diskRoot, "links", "in", "kept.md"), "k");
+    await symlink(path.dirname(vault.diskRoot), path.join(vault.diskRoot, "links", "out"));
+    const disk = await connect(vault.diskCapUrl);
+    // The vault does not list a link leading out, so nothing walks through it.
+    expect(await ok(disk, "search_files", { path: "links", pattern: "**" })).toBe("links/in\nlinks/in/kept.md");
+    expect(await ok(disk, "directory_tree", { path: "links" })).not.toContain("state");
+    expect(await call(disk, "create_directory", { path: "links/out/x" })).toEqual({
+      isError: true,
+      text: "outside_root: resolved outside root",
     });
   });
 
