@@ -287,6 +287,24 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
+  /**
+   * Whether files could be written under this folder: the write right, a
+   * valid path, no file in its place or above it, and (on disk) no link
+   * leading out. Folders exist only while they hold a file, so this makes
+   * nothing; it is MCP's `create_directory`, decided here like every write.
+   */
+  async checkFolder(rawPath: string | null): Promise<Result<null>> {
+    return this.audited("mkdir", rawPath, false, async () => {
+      const access = await this.authorize({ rights: ["write"] }, { kind: "childRoot", raw: [rawPath] });
+      if (!access.ok) return access;
+      const {
+        paths: [folder],
+        storage,
+      } = access.value;
+      return storage.prepareRoot(folder, { create: false });
+    });
+  }
+
   async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListPage>> {
     return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
   }

@@ -4,7 +4,7 @@
  * hostile paths as tool errors carrying the wire code, delegation with
  * create_subdir_cap, and no response naming the root prefix.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -71,17 +71,27 @@ const ok = async (client: Client, name: string, args: Record<string, unknown>) =
   return result.text;
 };
 
+/** The official filesystem server's tools in its order, then the cap's own. */
 const ALL_TOOLS = [
   "read_file",
+  "read_text_file",
+  "read_media_file",
+  "read_multiple_files",
   "write_file",
   "edit_file",
+  "create_directory",
   "list_directory",
+  "list_directory_with_sizes",
   "directory_tree",
-  "get_file_info",
-  "delete_file",
   "move_file",
+  "search_files",
+  "get_file_info",
+  "list_allowed_directories",
+  "delete_file",
   "create_subdir_cap",
 ];
+const READ_TOOLS = ["read_file", "read_text_file", "read_media_file", "read_multiple_files"];
+const LIST_TOOLS = ["list_directory", "list_directory_with_sizes", "directory_tree", "search_files"];
 
 describe("tools offered follow the cap's rights", () => {
   it("a cap with every right gets every tool, each saying paths are relative to the cap", async () => {
@@ -94,21 +104,21 @@ describe("tools offered follow the cap's rights", () => {
   it.each<[Right[], string[]]>([
     [
       ["read", "list"],
-      ["read_file", "list_directory", "directory_tree", "get_file_info"],
+      [...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories"],
     ],
-    [["read"], ["read_file", "get_file_info"]],
-    [["list"], ["list_directory", "directory_tree", "get_file_info"]],
-    [["write"], ["write_file"]],
+    [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories"]],
+    [["list"], [...LIST_TOOLS, "get_file_info", "list_allowed_directories"]],
+    [["write"], ["write_file", "create_directory", "list_allowed_directories"]],
     [
       ["read", "write"],
-      ["read_file", "write_file", "edit_file", "get_file_info"],
+      [...READ_TOOLS, "write_file", "edit_file", "create_directory", "get_file_info", "list_allowed_directories"],
     ],
-    [["delete"], ["delete_file"]],
+    [["delete"], ["list_allowed_directories", "delete_file"]],
     [
       ["write", "delete"],
-      ["write_file", "delete_file", "move_file"],
+      ["write_file", "create_directory", "move_file", "list_allowed_directories", "delete_file"],
     ],
-    [["subdir"], ["create_subdir_cap"]],
+    [["subdir"], ["list_allowed_directories", "create_subdir_cap"]],
   ])("rights %j → %j", async (rights, expected) => {
     const sub = await fs.subdir({ path: "", rights });
     expect(await toolNames(await connect(sub.url))).toEqual(expected);
@@ -136,10 +146,10 @@ describe("each tool on a full cap", () => {
     expect(await ok(client, "read_file", { path: "notes/a.md" })).toBe("line1\nline2\nline3\n");
     const info = await ok(client, "get_file_info", { path: "notes/a.md" });
     expect(info).toMatch(
-      /^type: file\nsize: 18\nmodified: \d{4}-\d\d-\d\dT[\d:.]+Z\netag: [0-9a-f]{32}\ncontentType: text\/plain; charset=utf-8$/,
+      /^size: 18\nmodified: \w{3} \w{3} \d\d \d{4} [\d:]{8} GMT\+0000 \(.+\)\nisDirectory: false\nisFile: true\netag: [0-9a-f]{32}\ncontentType: text\/plain; charset=utf-8$/,
     );
-    expect(await ok(client, "get_file_info", { path: "notes" })).toBe("type: directory");
-    expect(await ok(client, "get_file_info", {})).toBe("type: directory");
+    expect(await ok(client, "get_file_info", { path: "notes" })).toBe("isDirectory: true\nisFile: false");
+    expect(await ok(client, "get_file_info", {})).toBe("isDirectory: true\nisFile: false");
   });
 
   it("edit_file returns a diff, writes only without dryRun, and refuses ambiguous edits", async () => {
@@ -230,7 +240,7 @@ describe("each tool on a full cap", () => {
       expiresAt: null,
     });
     const child = await connect(minted.url);
-    expect(await toolNames(child)).toEqual(["read_file", "list_directory", "directory_tree", "get_file_info"]);
+    expect(await toolNames(child)).toEqual([...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories"]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
     expect(await call(child, "read_file", { path: "../top.md" })).toEqual({
       isError: true,
@@ -252,24 +262,188 @@ describe("each tool on a full cap", () => {
   });
 });
 
+describe("the official filesystem server's tools", () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await connect(fs.url);
+    await fs.write("parity/lines.txt", "one\ntwo\r\nthree\nfour");
+    await fs.write("parity/big.bin", "x".repeat(2048));
+    await fs.write("parity/sub/pic.png", "PNG");
+    await fs.write("parity/sub/deep/note.md", "deep");
+  });
+
+  it("a leading / names the cap's root, as list_allowed_directories says", async () => {
+    expect(await ok(client, "list_allowed_directories", {})).toBe("Allowed directories:\n/");
+    expect(await ok(client, "list_directory", { path: "/" })).toBe(await ok(client, "list_directory", { path: "" }));
+    expect(await ok(client, "read_text_file", { path: "/parity/lines.txt" })).toBe("one\ntwo\r\nthree\nfour");
+    expect(await call(client, "read_file", { path: "/etc/passwd" })).toEqual({
+      isError: true,
+      text: "not_found: nothing at that path",
+    });
+  });
+
+  it("read_text_file: head and tail as the official server cuts them, not both at once", async () => {
+    const read = (args: Record<string, unknown>) => ok(client, "read_text_file", { path: "parity/lines.txt", ...args });
+    expect(await read({ head: 2 })).toBe("one\ntwo\r");
+    expect(await read({ head: 9 })).toBe("one\ntwo\r\nthree\nfour");
+    expect(await read({ tail: 2 })).toBe("three\nfour");
+    expect(await read({ tail: 3 })).toBe("two\nthree\nfour");
+    expect(await read({ head: 0 })).toBe("one\ntwo\r\nthree\nfour");
+    expect(await call(client, "read_text_file", { path: "parity/lines.txt", head: 1, tail: 1 })).toEqual({
+      isError: true,
+      text: "bad_request: give head or tail, not both",
+    });
+  });
+
+  it("read_multiple_files answers each path, a failed one without stopping the rest", async () => {
+    expect(await ok(client, "read_multiple_files", { paths: ["parity/sub/deep/note.md", "../x", "parity/none"] })).toBe(
+      [
+        "parity/sub/deep/note.md:\ndeep\n",
+        "../x: Error - path_escapes: path escapes",
+        "parity/none: Error - not_found: nothing at that path",
+      ].join("\n---\n"),
+    );
+  });
+
+  it("read_media_file: images as image content, other files as a resource named from the cap's root", async () => {
+    const image = await client.callTool({ name: "read_media_file", arguments: { path: "parity/sub/pic.png" } });
+    expect(image.content).toEqual([{ type: "image", data: btoa("PNG"), mimeType: "image/png" }]);
+    const other = await client.callTool({ name: "read_media_file", arguments: { path: "parity/big.bin" } });
+    expect(other.content).toEqual([
+      {
+        type: "resource",
+        resource: { uri: "file:///parity/big.bin", mimeType: "application/octet-stream", blob: btoa("x".repeat(2048)) },
+      },
+    ]);
+    seen.push(JSON.stringify(other));
+  });
+
+  it("list_directory_with_sizes sorts by name or by size, then totals", async () => {
+    const byName = await ok(client, "list_directory_with_sizes", { path: "parity" });
+    expect(byName).toBe(
+      [
+        `[FILE] ${"big.bin".padEnd(30)} ${"2.00 KB".padStart(10)}`,
+        `[FILE] ${"lines.txt".padEnd(30)} ${"19 B".padStart(10)}`,
+        `[DIR] ${"sub".padEnd(30)} `,
+        "",
+        "Total: 2 files, 1 directories",
+        "Combined size: 2.02 KB",
+      ].join("\n"),
+    );
+    const bySize = await ok(client, "list_directory_with_sizes", { path: "parity", sortBy: "size" });
+    expect(bySize.split("\n").map((line) => line.split(/ +/)[1])).toEqual([
+      "big.bin",
+      "lines.txt",
+      "sub",
+      undefined,
+      "2",
+      "size:",
+    ]);
+  });
+
+  it("search_files matches globs relative to its folder and answers paths from the cap's root", async () => {
+    expect(await ok(client, "search_files", { path: "parity", pattern: "**/*.{md,png}" })).toBe(
+      "parity/sub/deep/note.md\nparity/sub/pic.png",
+    );
+    expect(await ok(client, "search_files", { path: "/parity", pattern: "*" })).toBe(
+      "parity/big.bin\nparity/lines.txt\nparity/sub",
+    );
+    expect(await ok(client, "search_files", { path: "parity", pattern: "**", excludePatterns: ["sub/**"] })).toBe(
+      "parity/big.bin\nparity/lines.txt\nparity/sub",
+    );
+    expect(await ok(client, "search_files", { path: "parity", pattern: "*.zip" })).toBe("No matches found");
+  });
+
+  it("directory_tree leaves out excludePatterns, a name without '*' at any depth", async () => {
+    const tree = JSON.parse(await ok(client, "directory_tree", { path: "parity/sub", excludePatterns: ["deep"] }));
+    expect(tree).toEqual([{ name: "pic.png", type: "file" }]);
+  });
+
+  it("hostile globs cost a bounded number of steps, then are refused", async () => {
+    // 40 names of 200 characters, each against patterns that make a backtracking matcher explode.
+    await mkdir(path.join(vault.diskRoot, "globs"));
+    for (let i = 0; i < 40; i++) await writeFile(path.join(vault.diskRoot, "globs", `${"a".repeat(197)}${i}`), "x");
+    const disk = await connect(vault.diskCapUrl);
+    const answers: Record<string, string> = {
+      [`${"*a".repeat(400)}*b`]: "No matches found",
+      [`${"**/".repeat(300)}b`]: "No matches found",
+      // 48 alternatives, each a star before 300 characters: about 20,000 steps per name and alternative.
+      [`*${"a".repeat(300)}{1,2,3,4}{1,2,3,4}{1,2,3}`]:
+        "!bad_request: matching these glob patterns took more than 5000000 steps; use simpler patterns or search a subdirectory",
+      [`${"{a,b}".repeat(7)}`]: "!bad_request: a glob pattern's {a,b} braces expand to at most 64 alternatives",
+    };
+    for (const [pattern, answer] of Object.entries(answers)) {
+      const started = performance.now();
+      const result = await call(disk, "search_files", { path: "globs", pattern });
+      expect(`${result.isError ? "!" : ""}${result.text}`, pattern.slice(0, 20)).toBe(answer);
+      // Not a speed assertion: a bound far above what this takes, far below an exponential blow-up.
+      expect(performance.now() - started).toBeLessThan(20_000);
+    }
+    expect(await call(disk, "search_files", { path: "globs", pattern: "x".repeat(1025) })).toEqual({
+      isError: true,
+      text: "bad_request: a glob pattern holds at most 1024 characters",
+    });
+  });
+
+  it("on disk, search_files, directory_tree and create_directory never pass a link leading out of the root", async () => {
+    await mkdir(path.join(vault.diskRoot, "links", "in"), { recursive: true });
+    await writeFile(path.join(vault.diskRoot, "links", "in", "kept.md"), "k");
+    await symlink(path.dirname(vault.diskRoot), path.join(vault.diskRoot, "links", "out"));
+    const disk = await connect(vault.diskCapUrl);
+    // The vault does not list a link leading out, so nothing walks through it.
+    expect(await ok(disk, "search_files", { path: "links", pattern: "**" })).toBe("links/in\nlinks/in/kept.md");
+    expect(await ok(disk, "directory_tree", { path: "links" })).not.toContain("state");
+    expect(await call(disk, "create_directory", { path: "links/out/x" })).toEqual({
+      isError: true,
+      text: "outside_root: resolved outside root",
+    });
+  });
+
+  it("create_directory checks through the cap and makes nothing; a read-only cap cannot call it", async () => {
+    expect(await ok(client, "create_directory", { path: "made/new" })).toBe("Successfully created directory made/new");
+    expect(await ok(client, "create_directory", { path: "parity/sub" })).toBe(
+      "Successfully created directory parity/sub",
+    );
+    expect(await call(client, "create_directory", { path: "parity/lines.txt/x" })).toMatchObject({
+      isError: true,
+      text: expect.stringMatching(/^conflict: /),
+    });
+    expect(await call(client, "create_directory", { path: "../up" })).toEqual({
+      isError: true,
+      text: "path_escapes: path escapes",
+    });
+    await expect(fs.stat("made")).rejects.toMatchObject({ code: "not_found" });
+    const readOnly = await connect((await fs.subdir({ path: "", rights: ["read", "list"] })).url);
+    expect(await call(readOnly, "create_directory", { path: "ro" })).toMatchObject({ isError: true });
+    expect(await call(readOnly, "write_file", { path: "ro/x", content: "x" })).toMatchObject({ isError: true });
+    await expect(fs.stat("ro")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("answers as the official server shapes its results: text also as structuredContent.content", async () => {
+    const result = await client.callTool({ name: "read_text_file", arguments: { path: "parity/sub/deep/note.md" } });
+    expect(result).toEqual({ content: [{ type: "text", text: "deep" }], structuredContent: { content: "deep" } });
+  });
+});
+
 describe("hostile paths come back as tool errors carrying the wire code", () => {
   it.each<[string, Record<string, unknown>, string]>([
     ["read_file", { path: "../../../etc/passwd" }, "path_escapes: path escapes"],
-    ["read_file", { path: "/etc/passwd" }, "absolute_path: absolute paths forbidden"],
+    ["read_file", { path: "//etc/passwd" }, "absolute_path: absolute paths forbidden"],
+    ["read_file", { path: "/../etc/passwd" }, "path_escapes: path escapes"],
     ["read_file", { path: "C:\\Windows\\win.ini" }, "absolute_path: absolute paths forbidden"],
     ["read_file", { path: "a/./b" }, "invalid_path: empty and '.' segments are not allowed"],
     ["read_file", { path: "" }, "invalid_path: a file operation needs a file name"],
     ["write_file", { path: "notes/../../x.md", content: "x" }, "path_escapes: path escapes"],
     ["edit_file", { path: "../x.md", edits: [{ oldText: "a", newText: "b" }] }, "path_escapes: path escapes"],
     ["list_directory", { path: ".." }, "path_escapes: path escapes"],
-    ["list_directory", { path: "/" }, "absolute_path: absolute paths forbidden"],
+    ["list_directory", { path: "//" }, "absolute_path: absolute paths forbidden"],
     ["directory_tree", { path: "~/" }, "absolute_path: absolute paths forbidden"],
     ["get_file_info", { path: "a/../.." }, "path_escapes: path escapes"],
     ["delete_file", { path: "../notes/a.md" }, "path_escapes: path escapes"],
     ["move_file", { source: "notes/a.md", destination: "../a.md" }, "path_escapes: path escapes"],
-    ["move_file", { source: "/etc/passwd", destination: "p.md" }, "absolute_path: absolute paths forbidden"],
+    ["move_file", { source: "//etc/passwd", destination: "p.md" }, "absolute_path: absolute paths forbidden"],
     ["create_subdir_cap", { path: ".." }, "path_escapes: path escapes"],
-    ["create_subdir_cap", { path: "/" }, "absolute_path: absolute paths forbidden"],
+    ["create_subdir_cap", { path: "//x" }, "absolute_path: absolute paths forbidden"],
   ])("%s %j → %s", async (name, args, text) => {
     const client = await connect(fs.url);
     expect(await call(client, name, args)).toEqual({ isError: true, text });
@@ -567,6 +741,10 @@ describe("the endpoint", () => {
       [JSON.stringify(toolCall(1, "read_file", { path: "a.md" })), headers],
       [JSON.stringify(toolCall(1, "read_file", { path: 7 })), headers],
       [JSON.stringify(toolCall(1, "delete_file", { path: "a.md" })), headers],
+      // Tools that answer without failing for a missing file, or read no file at all, still find the cap dead.
+      [JSON.stringify(toolCall(1, "read_multiple_files", { paths: ["a.md"] })), headers],
+      [JSON.stringify(toolCall(1, "list_allowed_directories", {})), headers],
+      [JSON.stringify(toolCall(1, "search_files", { pattern: "*" })), headers],
       [JSON.stringify([toolCall(1, "list_directory", {}), toolCall(2, "read_file", { path: "../x" })]), headers],
       [JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), headers],
       [JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers],

@@ -1,11 +1,14 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CapObject } from "../../durable-objects/cap-object.ts";
-import type { TextFiles } from "../../memory-tool/text-files.ts";
 import type { Right } from "../../shared/rights.ts";
+import type { CapFiles } from "./cap-files.ts";
+import type { RequestBudget } from "./request-budget.ts";
 
 /** What a tool works on: one cap, and nothing else. */
 export interface CapToolContext {
-  files: TextFiles;
+  files: CapFiles;
+  /** The request's budget; the files above already charge it. */
+  budget: RequestBudget;
   cap: DurableObjectStub<CapObject>;
   /** The origin minted cap URLs use. */
   origin: string;
@@ -24,7 +27,8 @@ export interface CapTool {
 }
 
 export const PATH_HELP =
-  'Path relative to this capability\'s root, e.g. "notes/today.md". Absolute paths, ".." and "." segments are refused.';
-export const DIR_PATH_HELP = 'Directory relative to this capability\'s root; "" (the default) is the root itself.';
+  'Path relative to this capability\'s root, e.g. "notes/today.md" (or "/notes/today.md": a leading "/" is that root). Host paths, ".." and "." segments are refused.';
+export const DIR_PATH_HELP =
+  'Directory relative to this capability\'s root; "" (the default) or "/" is the root itself.';
 
 export const has = (rights: readonly Right[], ...needed: Right[]) => needed.every((r) => rights.includes(r));

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { MAX_TTL_SECONDS, parseGrantRequest } from "../../shared/grant-request.ts";
 import { RIGHTS } from "../../shared/rights.ts";
+import { capPath } from "./cap-files.ts";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
-import { errorResult, textResult } from "./tool-result.ts";
+import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 
 export const createSubdirCapTool: CapTool = {
   name: "create_subdir_cap",
@@ -23,10 +24,11 @@ export const createSubdirCapTool: CapTool = {
           ttlSeconds: z.number().int().min(1).max(MAX_TTL_SECONDS).optional().describe("Lifetime in seconds."),
           label: z.string().max(256).optional().describe("A name to recognise it by in listings."),
         },
+        outputSchema: TEXT_OUTPUT,
       },
       async ({ path, rights, ttlSeconds, label }) => {
         const request = parseGrantRequest({
-          path,
+          path: capPath(path),
           rights: rights ?? null,
           ttlSeconds: ttlSeconds ?? null,
           label: label ?? null,

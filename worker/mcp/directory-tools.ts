@@ -1,13 +1,14 @@
 import { z } from "zod";
-import { type TreeEntry, walkTree } from "../../memory-tool/memory-tree.ts";
+import { capDir } from "./cap-files.ts";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
-import { errorResult, textResult } from "./tool-result.ts";
+import { anyMatches, compileTreeExclusions, MAX_EXCLUDE_PATTERNS } from "./glob-filters.ts";
+import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
+import { type WalkEntry, walkEntries } from "./tree-walk.ts";
 
 /** Bounds that keep one call to a few dozen listings and a result a model can read. */
 export const LIST_MAX_ENTRIES = 5000;
 export const TREE_MAX_ENTRIES = 1000;
 export const TREE_MAX_DEPTH = 10;
-const TREE_DEFAULT_DEPTH = 3;
 
 export const listDirectoryTool: CapTool = {
   name: "list_directory",
@@ -16,8 +17,9 @@ export const listDirectoryTool: CapTool = {
     server.registerTool(
       "list_directory",
       {
-        description: `List a directory of this capability, one "[DIR] name" or "[FILE] name" line per entry (at most ${LIST_MAX_ENTRIES}). Paths are relative to the capability's root.`,
+        description: `List a directory of this capability, one "[DIR] name" or "[FILE] name" line per entry (at most ${LIST_MAX_ENTRIES}; an empty directory gives no lines). Paths are relative to the capability's root.`,
         inputSchema: { path: z.string().default("").describe(DIR_PATH_HELP) },
+        outputSchema: TEXT_OUTPUT,
         annotations: { readOnlyHint: true },
       },
       async ({ path }) => {
@@ -25,7 +27,7 @@ export const listDirectoryTool: CapTool = {
         if (!listing.ok) return errorResult(listing.error);
         const lines = listing.value.entries.map((e) => `${e.type === "dir" ? "[DIR]" : "[FILE]"} ${e.name}`);
         if (!listing.value.complete) lines.push(`(stopped after ${LIST_MAX_ENTRIES} entries)`);
-        return textResult(lines.length === 0 ? "(empty directory)" : lines.join("\n"));
+        return textResult(lines.join("\n"));
       },
     );
   },
@@ -42,19 +44,28 @@ interface TreeNode {
 export const directoryTreeTool: CapTool = {
   name: "directory_tree",
   allowed: (rights) => has(rights, "list"),
-  register(server, { files }) {
+  register(server, context) {
     server.registerTool(
       "directory_tree",
       {
-        description: `A directory of this capability as a JSON tree of {name, type, children}, at most maxDepth levels (default ${TREE_DEFAULT_DEPTH}, up to ${TREE_MAX_DEPTH}) and ${TREE_MAX_ENTRIES} entries; directories not descended into are marked "truncated". Paths are relative to the capability's root.`,
+        description: `A directory of this capability as a JSON tree of {name, type, children}, at most maxDepth levels (default and most ${TREE_MAX_DEPTH}) and ${TREE_MAX_ENTRIES} entries; directories not descended into are marked "truncated". excludePatterns are globs (a pattern without '*' also matches that name at any depth). Paths are relative to the capability's root.`,
         inputSchema: {
           path: z.string().default("").describe(DIR_PATH_HELP),
-          maxDepth: z.number().int().min(1).max(TREE_MAX_DEPTH).default(TREE_DEFAULT_DEPTH),
+          excludePatterns: z.array(z.string()).max(MAX_EXCLUDE_PATTERNS).optional().default([]),
+          maxDepth: z.number().int().min(1).max(TREE_MAX_DEPTH).default(TREE_MAX_DEPTH),
         },
+        outputSchema: TEXT_OUTPUT,
         annotations: { readOnlyHint: true },
       },
-      async ({ path, maxDepth }) => {
-        const tree = await walkTree(files, path, { maxEntries: TREE_MAX_ENTRIES, skipHidden: false, maxDepth });
+      async ({ path, excludePatterns, maxDepth }) => {
+        const excluded = compileTreeExclusions(excludePatterns);
+        if (!excluded.ok) return errorResult(excluded.error);
+        const meter = context.budget.glob;
+        const tree = await walkEntries(context.files, capDir(path), {
+          maxEntries: TREE_MAX_ENTRIES,
+          maxDepth,
+          skip: (rel) => anyMatches(excluded.value, rel, meter),
+        });
         if (!tree.ok) return errorResult(tree.error);
         const text = JSON.stringify(nest(tree.value.entries), null, 2);
         return tree.value.complete
@@ -66,7 +77,7 @@ export const directoryTreeTool: CapTool = {
 };
 
 /** Depth-first entries (each directory before its contents) into nested nodes. */
-function nest(entries: readonly TreeEntry[]): TreeNode[] {
+function nest(entries: readonly WalkEntry[]): TreeNode[] {
   const root: TreeNode[] = [];
   const stack: TreeNode[][] = [root];
   for (const entry of entries) {

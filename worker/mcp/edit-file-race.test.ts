@@ -40,7 +40,8 @@ function racingFile(
   return { files, text: () => text };
 }
 
-async function editFile(files: TextFiles, edits: { oldText: string; newText: string }[]) {
+async function editFile(text: TextFiles, edits: { oldText: string; newText: string }[]) {
+  const files = { ...text, readBytes: async () => fail("not_found"), checkFolder: async () => fail("not_found") };
   const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, [
     "read",
     "write",

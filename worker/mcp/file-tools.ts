@@ -4,27 +4,8 @@ import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import { applyEdits, MAX_EDITS } from "./text-edits.ts";
-import { errorResult, textResult } from "./tool-result.ts";
+import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 import { unifiedDiff } from "./unified-diff.ts";
-
-export const readFileTool: CapTool = {
-  name: "read_file",
-  allowed: (rights) => has(rights, "read"),
-  register(server, { files }) {
-    server.registerTool(
-      "read_file",
-      {
-        description: `Read a whole text file (UTF-8, up to ${MAX_TEXT_BYTES} bytes) from this capability. Paths are relative to the capability's root.`,
-        inputSchema: { path: z.string().describe(PATH_HELP) },
-        annotations: { readOnlyHint: true },
-      },
-      async ({ path }) => {
-        const file = await files.readText(path, MAX_TEXT_BYTES);
-        return file.ok ? textResult(file.value.text) : errorResult(file.error);
-      },
-    );
-  },
-};
 
 export const writeFileTool: CapTool = {
   name: "write_file",
@@ -39,6 +20,7 @@ export const writeFileTool: CapTool = {
           path: z.string().describe(PATH_HELP),
           content: z.string().describe("The whole new content (UTF-8)."),
         },
+        outputSchema: TEXT_OUTPUT,
         annotations: { destructiveHint: true, idempotentHint: true },
       },
       async ({ path, content }) => {
@@ -69,6 +51,7 @@ export const editFileTool: CapTool = {
             .min(1),
           dryRun: z.boolean().default(false).describe("Return the diff without writing."),
         },
+        outputSchema: TEXT_OUTPUT,
         annotations: { destructiveHint: true },
       },
       async ({ path, edits, dryRun }) => {
@@ -98,20 +81,23 @@ export const getFileInfoTool: CapTool = {
       "get_file_info",
       {
         description:
-          'Describe a file (size in bytes, last modified, etag, content type) or a directory of this capability. Paths are relative to the capability\'s root; "" is the root.',
+          "Describe a file or a directory of this capability, one 'key: value' line each, with the official filesystem server's keys where the vault knows them (size in bytes, modified, isDirectory, isFile), then etag (only with the read right) and contentType. Paths are relative to the capability's root; \"\" is the root.",
         inputSchema: { path: z.string().default("").describe(PATH_HELP) },
+        outputSchema: TEXT_OUTPUT,
         annotations: { readOnlyHint: true },
       },
       async ({ path }) => {
         const stat = await files.stat(path);
         if (!stat.ok) return errorResult(stat.error);
         const s = stat.value;
-        if (s.type === "dir") return textResult("type: directory");
+        if (s.type === "dir") return textResult("isDirectory: true\nisFile: false");
         return textResult(
           [
-            `type: file`,
             `size: ${s.size}`,
-            `modified: ${s.modified}`,
+            // As the official server prints a Date.
+            `modified: ${new Date(s.modified)}`,
+            "isDirectory: false",
+            "isFile: true",
             ...(s.etag === undefined ? [] : [`etag: ${s.etag}`]),
             `contentType: ${s.contentType}`,
           ].join("\n"),
@@ -131,6 +117,7 @@ export const deleteFileTool: CapTool = {
         description:
           "Delete one file of this capability (a folder disappears with its last file). Paths are relative to the capability's root.",
         inputSchema: { path: z.string().describe(PATH_HELP) },
+        outputSchema: TEXT_OUTPUT,
         annotations: { destructiveHint: true },
       },
       async ({ path }) => {
@@ -151,6 +138,7 @@ export const moveFileTool: CapTool = {
         description:
           "Move or rename one file within this capability. Fails with conflict if the destination exists. Both paths are relative to the capability's root.",
         inputSchema: { source: z.string().describe(PATH_HELP), destination: z.string().describe(PATH_HELP) },
+        outputSchema: TEXT_OUTPUT,
         annotations: { destructiveHint: true },
       },
       async ({ source, destination }) => {

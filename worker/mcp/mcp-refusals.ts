@@ -44,6 +44,28 @@ const MCP_REFUSALS = {
     code: "bad_request",
     message: (p: { max: number }) => `this request has used its budget of ${p.max} characters read; ${NEW_REQUEST}`,
   },
+  globTooLong: {
+    code: "bad_request",
+    message: (p: { max: number }) => `a glob pattern holds at most ${p.max} characters`,
+  },
+  globTooManyAlternatives: {
+    code: "bad_request",
+    message: (p: { max: number }) => `a glob pattern's {a,b} braces expand to at most ${p.max} alternatives`,
+  },
+  globsTooLarge: {
+    code: "bad_request",
+    message: (p: { max: number }) => `these glob patterns expand to more than ${p.max} characters in all`,
+  },
+  globTooCostly: {
+    code: "bad_request",
+    message: (p: { max: number }) =>
+      `matching these glob patterns took more than ${p.max} steps; use simpler patterns or search a subdirectory`,
+  },
+  mediaTooLarge: {
+    code: "too_large",
+    message: (p: { max: number }) => `read_media_file reads files of at most ${p.max} bytes`,
+  },
+  headAndTail: { code: "bad_request", message: "give head or tail, not both" },
 } as const satisfies Record<string, RefusalEntry>;
 
 /** The MCP tools' refusal for `reason`. */

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { refusal } from "../../shared/refusals.ts";
 import { type AppEnv, type CapStub, capStub, publicOrigin } from "../cap-stub.ts";
-import { capStubTextFiles } from "../cap-stub-text-files.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
+import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
@@ -63,7 +63,8 @@ mcpRoutes.all("/:token/mcp", async (c) => {
     if (!info.ok) return errorResponse(info.error);
   }
   const budget = new RequestBudget();
-  const context = { cap, files: budgetedFiles(capStubTextFiles(cap), budget), origin: publicOrigin(c) };
+  const files = budgetedFiles(rootedFiles(capFiles(cap)), budget);
+  const context = { cap, files, budget, origin: publicOrigin(c) };
   const answer = await runInScope({ context, budget }, () =>
     answerPost(c.req.raw, body.value, sharedCapServer(rights)),
   );

@@ -2,31 +2,41 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
+import { rootedFiles } from "./cap-files.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
-import {
-  deleteFileTool,
-  editFileTool,
-  getFileInfoTool,
-  moveFileTool,
-  readFileTool,
-  writeFileTool,
-} from "./file-tools.ts";
+import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, writeFileTool } from "./file-tools.ts";
+import { createDirectoryTool, listAllowedDirectoriesTool } from "./folder-tools.ts";
+import { readMediaFileTool } from "./media-tool.ts";
+import { readFileTool, readMultipleFilesTool, readTextFileTool } from "./read-tools.ts";
 import { budgetedFiles, RequestBudget } from "./request-budget.ts";
 import { currentScope, type RequestScope, scopedContext } from "./request-scope.ts";
+import { searchFilesTool } from "./search-tool.ts";
 import { SharedTransport } from "./shared-transport.ts";
+import { listDirectoryWithSizesTool } from "./sized-listing-tool.ts";
 
-/** Every tool, in the order clients list them. */
+/**
+ * Every tool, in the order clients list them: the official filesystem
+ * server's, in its order and with its names, arguments and result shapes,
+ * then the cap's own.
+ */
 export const CAP_TOOLS: readonly CapTool[] = [
   readFileTool,
+  readTextFileTool,
+  readMediaFileTool,
+  readMultipleFilesTool,
   writeFileTool,
   editFileTool,
+  createDirectoryTool,
   listDirectoryTool,
+  listDirectoryWithSizesTool,
   directoryTreeTool,
-  getFileInfoTool,
-  deleteFileTool,
   moveFileTool,
+  searchFilesTool,
+  getFileInfoTool,
+  listAllowedDirectoriesTool,
+  deleteFileTool,
   createSubdirCapTool,
 ];
 
@@ -46,9 +56,10 @@ const noElicitation: jsonSchemaValidator = {
  * const server = createCapMcpServer({ files, cap, origin }, info.rights);
  * await server.connect(transport);
  */
-export function createCapMcpServer(context: CapToolContext, rights: readonly Right[]): McpServer {
+export function createCapMcpServer(context: Omit<CapToolContext, "budget">, rights: readonly Right[]): McpServer {
   const budget = new RequestBudget();
-  const scope: RequestScope = { context: { ...context, files: budgetedFiles(context.files, budget) }, budget };
+  const files = budgetedFiles(rootedFiles(context.files), budget);
+  const scope: RequestScope = { context: { ...context, files, budget }, budget };
   return capMcpServer(rights, scope.context, () => scope);
 }
 
@@ -93,7 +104,7 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
       capabilities: { tools: {} },
       jsonSchemaValidator: noElicitation,
       instructions:
-        "These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder's root (\"\" is the root); absolute paths and '..' are refused. The tools offered are exactly those the capability's rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.",
+        'These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder\'s root ("" or "/" is the root, and a leading "/" is the root too, so "/notes/a.md" is "notes/a.md"); host paths, \'~\' and \'..\' are refused. The tools offered are exactly those the capability\'s rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.',
     },
   );
   const serialServer = oneCallAtATime(server, scope);

@@ -1,5 +1,6 @@
-import type { TextFiles } from "../../memory-tool/text-files.ts";
 import { failed } from "../../shared/result.ts";
+import type { CapFiles } from "./cap-files.ts";
+import { GlobMeter } from "./glob-match.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 
 /**
@@ -38,6 +39,8 @@ export class RequestBudget {
   listings = 0;
   listed = 0;
   read = 0;
+  /** Glob matching steps, across every call: a batch of hostile searches is bounded as one is. */
+  readonly glob = new GlobMeter();
   private tail: Promise<unknown> = Promise.resolve();
 
   serial<T>(run: () => Promise<T>): Promise<T> {
@@ -51,7 +54,7 @@ export class RequestBudget {
  * `files`, charged to `budget`. A listing or read the budget cut short is
  * refused rather than answered in part, so no tool mistakes it for the whole.
  */
-export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFiles {
+export function budgetedFiles(files: CapFiles, budget: RequestBudget): CapFiles {
   return {
     ...files,
     async list(path, maxEntries) {
@@ -79,6 +82,18 @@ export function budgetedFiles(files: TextFiles, budget: RequestBudget): TextFile
           ? failed(mcpRefusal("readSpent", { max: REQUEST_MAX_READ_CHARS }))
           : file;
       budget.read += file.value.text.length;
+      return file;
+    },
+    // Bytes count as characters: their base64 is longer still, by a fixed third.
+    async readBytes(path, maxBytes) {
+      const left = REQUEST_MAX_READ_CHARS - budget.read;
+      if (left <= 0) return failed(mcpRefusal("readSpent", { max: REQUEST_MAX_READ_CHARS }));
+      const file = await files.readBytes(path, Math.min(maxBytes, left));
+      if (!file.ok)
+        return file.error.code === "too_large" && left < maxBytes
+          ? failed(mcpRefusal("readSpent", { max: REQUEST_MAX_READ_CHARS }))
+          : file;
+      budget.read += file.value.byteLength;
       return file;
     },
   };

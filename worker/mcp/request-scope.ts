@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { CapFiles } from "./cap-files.ts";
 import type { CapToolContext } from "./cap-tool.ts";
 import type { RequestBudget } from "./request-budget.ts";
 
@@ -27,7 +27,7 @@ export function currentScope(): RequestScope {
   return scope;
 }
 
-const files = (): TextFiles => currentScope().context.files;
+const files = (): CapFiles => currentScope().context.files;
 
 /** A {@link CapToolContext} for shared servers: every use reaches the current request's cap. */
 export const scopedContext: CapToolContext = {
@@ -38,6 +38,11 @@ export const scopedContext: CapToolContext = {
     list: (path, maxEntries) => files().list(path, maxEntries),
     delete: (path) => files().delete(path),
     move: (from, to) => files().move(from, to),
+    readBytes: (path, maxBytes) => files().readBytes(path, maxBytes),
+    checkFolder: (path) => files().checkFolder(path),
+  },
+  get budget() {
+    return currentScope().budget;
   },
   get cap() {
     return currentScope().context.cap;

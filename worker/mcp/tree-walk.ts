@@ -1,0 +1,77 @@
+import type { DirEntry } from "../../memory-tool/text-files.ts";
+import { ok, type Result } from "../../shared/result.ts";
+import type { CapFiles } from "./cap-files.ts";
+
+/** One entry found under a walked directory. */
+export interface WalkEntry {
+  /** Relative to the walked directory, `/`-separated. */
+  path: string;
+  /** 1 for direct children. */
+  depth: number;
+  type: DirEntry["type"];
+  /** A directory left unlisted because of `maxDepth`. */
+  truncated?: true;
+}
+
+export interface WalkOptions {
+  /** Stop after this many entries kept. */
+  maxEntries: number;
+  /** Do not list directories deeper than this (1: direct children only). */
+  maxDepth: number;
+  /** Leave an entry (and all beneath it) out; a failure stops the walk. */
+  skip(path: string): Result<boolean>;
+}
+
+/**
+ * Walks a directory of the cap depth first, each directory before its
+ * contents, siblings in the listing's order. Bounded like memory-tree.ts:
+ * by entries kept and by everything listed (skipped entries too), so a call
+ * costs at most 2 × maxEntries + 1 listed entries and listing calls; the
+ * request's budget bounds it again. A directory that vanishes mid-walk is
+ * skipped, as the official server skips unreadable ones.
+ */
+export async function walkEntries(
+  files: CapFiles,
+  dir: string,
+  options: WalkOptions,
+): Promise<Result<{ entries: WalkEntry[]; complete: boolean }>> {
+  const entries: WalkEntry[] = [];
+  const maxListed = 2 * options.maxEntries + 1;
+  let listed = 0;
+  let complete = true;
+
+  const walk = async (rel: string, depth: number): Promise<Result<null>> => {
+    const budget = Math.min(options.maxEntries - entries.length, maxListed - listed - 1);
+    if (budget <= 0) {
+      complete = false;
+      return ok(null);
+    }
+    listed += 1;
+    const listing = await files.list(rel === "" ? dir : dir === "" ? rel : `${dir}/${rel}`, budget);
+    if (!listing.ok) return depth > 1 && listing.error.code === "not_found" ? ok(null) : listing;
+    listed += listing.value.entries.length;
+    if (!listing.value.complete) complete = false;
+    for (const item of listing.value.entries) {
+      const path = rel === "" ? item.name : `${rel}/${item.name}`;
+      if (entries.length >= options.maxEntries) {
+        complete = false;
+        break;
+      }
+      const skipped = options.skip(path);
+      if (!skipped.ok) return skipped;
+      if (skipped.value) continue;
+      const entry: WalkEntry = { path, depth, type: item.type };
+      entries.push(entry);
+      if (item.type !== "dir") continue;
+      if (depth >= options.maxDepth) entry.truncated = true;
+      else {
+        const inner = await walk(path, depth + 1);
+        if (!inner.ok) return inner;
+      }
+    }
+    return ok(null);
+  };
+
+  const walked = await walk("", 1);
+  return walked.ok ? ok({ entries, complete }) : walked;
+}
