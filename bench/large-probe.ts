@@ -1,6 +1,6 @@
 /**
- * `npx tsx bench/large-probe.ts [MiB] [rounds]`: one large R2 file up, then
- * down, through the vault and through the R2 floor worker, each step alone,
+ * `npx tsx bench/large-probe.ts [MiB] [rounds] [r2|disk]`: one large file up, then
+ * down, through the vault and through the backend's floor, each step alone,
  * with the RSS growth of each side's processes and the CPU its workerd spent
  * (/proc utime+stime): figures that hold on a loaded machine, unlike MiB/s.
  */
@@ -8,14 +8,16 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import "../test/node/fetch-setup.ts";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
-import { r2Endpoints } from "./http-ops.ts";
+import { diskEndpoints, r2Endpoints } from "./http-ops.ts";
 import { download, upload } from "./large-transfer.ts";
-import { childPids, groupPids, rssGrowthDuring } from "./process-rss.ts";
+import { childPids, groupPids, rssGrowthDuring, rssMiB } from "./process-rss.ts";
 
 const MIB = 1024 * 1024;
 const mib = Number(process.argv[2] ?? 64);
 const rounds = Number(process.argv[3] ?? 1);
+const backend = process.argv[4] === "disk" ? "disk" : "r2";
 
 /** CPU ms (user + system) of `pids` so far. */
 async function cpuMs(pids: readonly number[]): Promise<number> {
@@ -30,6 +32,7 @@ async function cpuMs(pids: readonly number[]): Promise<number> {
 
 async function step(name: string, pids: () => Promise<number[]>, work: () => Promise<void>) {
   const before = await cpuMs(await pids());
+  const rss0 = await Promise.all((await pids()).map(async (p) => `${p}:${(await rssMiB([p])).toFixed(0)}`));
   const t0 = performance.now();
   const growth = await rssGrowthDuring(pids, work);
   const ms = performance.now() - t0;
@@ -40,6 +43,8 @@ async function step(name: string, pids: () => Promise<number[]>, work: () => Pro
     each.push(`${comm}:${await cpuMs([pid])}`);
   }
   console.log(`  cumulative cpu per process ${each.join(" ")}`);
+  const rss1 = await Promise.all((await pids()).map(async (p) => `${p}:${(await rssMiB([p])).toFixed(0)}`));
+  console.log(`  rss before ${rss0.join(" ")} after ${rss1.join(" ")}`);
   console.log(
     `${name.padEnd(12)} rss +${growth.toFixed(1)} MiB  cpu ${cpu} ms (${(cpu / mib).toFixed(1)} ms/MiB)  loaded ${(mib / (ms / 1000)).toFixed(1)} MiB/s`,
   );
@@ -47,11 +52,20 @@ async function step(name: string, pids: () => Promise<number[]>, work: () => Pro
 
 const env = { CAPVAULT_MAX_FILE_BYTES: String(Math.max(2 * mib * MIB, 100 * MIB)) };
 const vault = await startTestVault({ env });
-const floor = await startR2Floor(path.join(vault.state, "r2"), vault.state);
+const floor =
+  backend === "r2"
+    ? {
+        ...(await startR2Floor(path.join(vault.state, "r2"), vault.state)),
+        pids: () => childPids(process.pid, "workerd"),
+      }
+    : await (async () => {
+        const disk = await startDiskFloor(vault.diskRoot);
+        return { ...disk, pids: async () => [disk.pid] };
+      })();
 try {
-  const ends = r2Endpoints(vault.rootCapUrl, floor.url);
+  const ends = backend === "r2" ? r2Endpoints(vault.rootCapUrl, floor.url) : diskEndpoints(vault.diskCapUrl, floor.url);
   const vaultPids = () => groupPids(vault.pgid);
-  const floorPids = () => childPids(process.pid, "workerd");
+  const floorPids = floor.pids;
   const bytes = mib * MIB;
   for (let r = 0; r < rounds; r++) {
     await step("vault up", vaultPids, () => upload(ends.cap("probe.bin"), bytes));
