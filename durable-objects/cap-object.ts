@@ -26,6 +26,7 @@ import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tr
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
+import { largeChunks } from "./large-chunks.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { type CheckedOf, checkKey, type PathKind, parsePath } from "./path-check.ts";
@@ -247,7 +248,7 @@ export class CapObject extends DurableObject<CapEnv> {
       storage,
     } = access.value;
     const written = await this.revocable(cap.expiresAt, async (signal) =>
-      storage.write(at, cutOnAbort(body, signal, cap.expiresAt), {
+      storage.write(at, cutOnAbort(largeChunks(body), signal, cap.expiresAt), {
         length: request.length,
         contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
         ifMatch: request.ifMatch,
