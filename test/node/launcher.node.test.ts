@@ -240,7 +240,14 @@ describe("revocation against transfers in flight", () => {
         expect(revokeAnswered, backend).toBeGreaterThanOrEqual(putAnswered - 50);
         expect(stat.status).toBe(200);
       } else {
-        if (put) expect(((await put.json()) as { error: { code: string } }).error.code).toBe("no_such_cap");
+        if (put) {
+          expect(put.status).toBe(404);
+          // The vault answers before the body has all arrived and then closes the
+          // connection; the client, still sending, may see its read of that answer
+          // cut (ECONNRESET). The status has arrived whole either way.
+          const answer = (await put.json().catch(() => null)) as { error: { code: string } } | null;
+          if (answer) expect(answer.error.code).toBe("no_such_cap");
+        }
         expect(stat.status).toBe(404);
       }
     }
