@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/longest-first-sequencer.ts";
 import { keepConsoleLog } from "./test/request-log-filter.ts";
 
 /**
@@ -17,6 +18,8 @@ export default defineConfig({
     maxWorkers: 4,
     // Read from the root config only: the workers project's request lines are dropped here.
     onConsoleLog: keepConsoleLog,
+    // The slowest files first, whatever their project (see test/longest-first-sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: ["./vitest.workers.config.ts", "./vitest.unit-workerd.config.ts", "./vitest.node.config.ts"],
   },
 });
