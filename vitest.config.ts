@@ -1,4 +1,6 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/longest-first-sequencer.ts";
+import { keepConsoleLog } from "./test/request-log-filter.ts";
 
 /**
  * Three projects. `workers` runs test/workers inside workerd (the worker, its
@@ -14,6 +16,10 @@ export default defineConfig({
     // compute; the default of one worker per spare core (one, here) ran them
     // one after another.
     maxWorkers: 4,
+    // Read from the root config only: the workers project's request lines are dropped here.
+    onConsoleLog: keepConsoleLog,
+    // The slowest files first, whatever their project (see test/longest-first-sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: ["./vitest.workers.config.ts", "./vitest.unit-workerd.config.ts", "./vitest.node.config.ts"],
   },
 });

@@ -6,6 +6,7 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { createDiskHost } from "./disk-host/index.ts";
 import { serveOnUnixSocket } from "./disk-host/socket-server.ts";
+import { keepConsoleLog } from "./test/request-log-filter.ts";
 
 // wrangler.toml declares the admin token and the token key as required secrets; tests supply their own.
 process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";
@@ -41,8 +42,8 @@ export default defineConfig({
   ],
   test: {
     name: "workers",
-    // The request log is tested in the launcher tests; here it is noise.
-    onConsoleLog: (log) => !/^(GET|HEAD|PUT|POST|DELETE|PATCH) \//.test(log),
+    // Effective only when this file is the root config (one workers file run alone); see test/request-log-filter.ts.
+    onConsoleLog: keepConsoleLog,
     include: ["**/*.workers.test.ts"],
     // These are integration tests (trees of caps, every route, both backends), not
     // unit tests: on two busy cores some take seconds. Races are synchronised, never slept through.

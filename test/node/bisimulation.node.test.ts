@@ -11,7 +11,12 @@
  * cap in the sequence), timestamps and the opaque list cursors, which each
  * implementation follows on its own.
  *
- * Reproduce a failure: BISIM_SEED=<seed> npx vitest run --config vitest.node.config.ts test/node/bisimulation.node.test.ts
+ * The sequences run as BISIM_STREAMS (2) seeded streams at once against the
+ * one vault (each sequence has roots of its own), so the file's wall time is
+ * not one request after another; BISIM_RUNS (200) sequences in all.
+ *
+ * Reproduce a failure (the message names the failing stream's seed and size):
+ * BISIM_SEED=<seed> BISIM_STREAMS=1 BISIM_RUNS=<runs> npx vitest run --config vitest.node.config.ts test/node/bisimulation.node.test.ts
  * (add BISIM_PATH=<path> to replay only the shrunk counterexample).
  */
 import fc from "fast-check";
@@ -29,7 +34,8 @@ import {
 } from "../model/vault-model.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
-const NUM_RUNS = 200;
+const NUM_RUNS = Number(process.env.BISIM_RUNS || 200);
+const STREAMS = Math.max(1, Number(process.env.BISIM_STREAMS || 2));
 const MAX_PAGES = 40;
 const SEED = process.env.BISIM_SEED ? Number(process.env.BISIM_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
 const REPLAY_PATH = process.env.BISIM_PATH || undefined;
@@ -947,17 +953,19 @@ it.each(KNOWN)("%s", async (_name, commands) => {
 
 // ---- the property -----------------------------------------------------------------
 
-it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences)`, async () => {
+/** One seeded stream of `numRuns` sequences; its failure message says how to replay it alone. */
+async function checkStream(seed: number, numRuns: number): Promise<fc.RunDetails<[Command[]]>> {
   const started = Date.now();
   const details = await fc.check(
     fc.asyncProperty(commandSequence, async (commands) => {
       await runSequence(commands);
     }),
-    { seed: SEED, numRuns: NUM_RUNS, ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}), interruptAfterTimeLimit: 600_000 },
+    { seed, numRuns, ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}), interruptAfterTimeLimit: 600_000 },
   );
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (details.failed) {
-    const repro = `BISIM_SEED=${details.seed} BISIM_PATH=${details.counterexamplePath ?? ""} npx vitest run --config vitest.node.config.ts test/node/bisimulation.node.test.ts`;
+    const replay = `BISIM_SEED=${details.seed} BISIM_STREAMS=1 BISIM_RUNS=${numRuns}`;
+    const repro = `${replay} BISIM_PATH=${details.counterexamplePath ?? ""} npx vitest run --config vitest.node.config.ts test/node/bisimulation.node.test.ts`;
     const counterexample = details.counterexample
       ? JSON.stringify(details.counterexample[0], (_, v: unknown) => (v instanceof Uint8Array ? `hex:${hex(v)}` : v), 1)
       : "(none)";
@@ -965,11 +973,29 @@ it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences
       details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(
       `bisimulation failed after ${details.numRuns} sequences (${seconds}s), seed ${details.seed}, path ${details.counterexamplePath}\n` +
-        `reproduce: ${repro}\n(BISIM_SEED alone re-runs all ${NUM_RUNS} sequences; with BISIM_PATH only the shrunk one)\n` +
+        `reproduce: ${repro}\n(without BISIM_PATH it re-runs all ${numRuns} sequences of this stream; with it only the shrunk one)\n` +
         `shrunk counterexample:\n${counterexample}\n\n${cause}`,
     );
   }
-  console.log(`bisimulation: seed ${SEED}, ${details.numRuns} sequences, ${commandsRun} commands, ${seconds}s`);
+  return details;
+}
+
+it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences)`, async () => {
+  const started = Date.now();
+  // Stream i gets seed SEED + i and an equal share of the runs.
+  const streams = Array.from({ length: STREAMS }, (_, i) => ({
+    seed: (SEED + i) | 0,
+    runs: Math.floor(NUM_RUNS / STREAMS) + (i < NUM_RUNS % STREAMS ? 1 : 0),
+  }));
+  const results = await Promise.allSettled(streams.map(({ seed, runs }) => checkStream(seed, runs)));
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+  const all = results.map((r) => (r as PromiseFulfilledResult<fc.RunDetails<[Command[]]>>).value);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const ran = all.reduce((n, details) => n + details.numRuns, 0);
+  console.log(
+    `bisimulation: seeds ${streams.map((s) => s.seed).join(", ")}, ${ran} sequences, ${commandsRun} commands, ${seconds}s`,
+  );
   if (process.env.BISIM_STATS)
     console.log(
       [...outcomes]
@@ -977,6 +1003,6 @@ it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences
         .map(([k, v]) => `${k}: ${v}`)
         .join("\n"),
     );
-  expect(details.interrupted).toBe(false);
-  expect(details.numRuns).toBe(REPLAY_PATH ? details.numRuns : NUM_RUNS);
+  for (const details of all) expect(details.interrupted).toBe(false);
+  if (!REPLAY_PATH) expect(ran).toBe(NUM_RUNS);
 }, 900_000);

@@ -3,7 +3,7 @@
  * a launcher SIGKILLed in the middle of a large PUT leaves no
  * partial file at the target, the previous content intact, and no temp a cap
  * could see; the next start removes the stale temps and serves as before.
- * Also: listing 2,500 files written through the API, in 700-name pages.
+ * Also: listing a folder of files written through the API, in pages.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
@@ -169,11 +169,23 @@ describe("SIGKILL of the launcher in the middle of a large PUT to the disk backe
   }, 120_000);
 });
 
+/**
+ * More files than the largest page a cap may ask for (1,000), in three full
+ * pages and a partial one: that proves the paging (the disk host reads the
+ * whole folder for every page, so more files only cost time).
+ * `DISK_PAGING_FILES` (with `DISK_PAGING_LIMIT`) sets a bigger run, e.g. 2500 and 700.
+ */
+const PAGING_FILES = Number(process.env.DISK_PAGING_FILES || 1100);
+const PAGING_LIMIT = Number(process.env.DISK_PAGING_LIMIT || 300);
+
 describe("disk pagination at scale", () => {
-  it("lists 2,500 files written through the API in 4 pages of at most 700, each name once, in UTF-8 order", async () => {
+  it(`lists ${PAGING_FILES} files written through the API in pages of at most ${PAGING_LIMIT}, each name once, in UTF-8 order`, async () => {
     // Mixed scripts, so that UTF-8 byte order differs from UTF-16 order (Ａ U+FF21 sorts before 😀 in UTF-8).
     const stems = ["file", "é", "😀", "Ａ", "a b", "a.b", "a_b", "Z"];
-    const names = Array.from({ length: 2500 }, (_, i) => `${stems[i % stems.length]}-${String(i).padStart(4, "0")}`);
+    const names = Array.from(
+      { length: PAGING_FILES },
+      (_, i) => `${stems[i % stems.length]}-${String(i).padStart(4, "0")}`,
+    );
     let next = 0;
     const writer = async () => {
       while (next < names.length) {
@@ -184,9 +196,11 @@ describe("disk pagination at scale", () => {
     };
     await Promise.all(Array.from({ length: 50 }, writer));
 
-    const { pages, status } = await listAll("scale", 700);
+    const { pages, status } = await listAll("scale", PAGING_LIMIT);
     expect(status).toBe(200);
-    expect(pages.map((page) => page.length)).toEqual([700, 700, 700, 400]);
+    const full = Math.floor(PAGING_FILES / PAGING_LIMIT);
+    const rest = PAGING_FILES % PAGING_LIMIT;
+    expect(pages.map((page) => page.length)).toEqual([...Array(full).fill(PAGING_LIMIT), ...(rest ? [rest] : [])]);
     const listed = pages.flat().map((entry) => entry.name);
     expect(new Set(listed).size).toBe(listed.length);
     expect(listed).toEqual([...names].sort(compareUtf8));

@@ -124,17 +124,23 @@ describe("over real HTTP", () => {
   });
 
   it("logs requests without tokens or paths", async () => {
+    const logged = () =>
+      vault
+        .output()
+        .split("\n")
+        .filter((l) => /^(GET|PUT|POST|DELETE) /.test(l));
+    const before = logged().length;
     await fetch(`${vault.rootCapUrl}/file${q("secret-name.txt")}`);
     const token = vault.rootCapUrl.split("/object/")[1]!;
     // Unmatched spellings still carry the token in their URL; the log must not.
     for (const p of [`/Object/${token}`, `/v1/${token}/file`, `/object%2F${token}/file`, `/object/${token}/nope`]) {
       expect((await fetch(`${vault.url}${p}`)).status).toBe(404);
     }
-    await new Promise((r) => setTimeout(r, 200));
-    const requestLines = vault
-      .output()
-      .split("\n")
-      .filter((l) => /^(GET|PUT|POST|DELETE) /.test(l));
+    // One line per request, reaching the launcher's output through workerd's pipe, on a busy machine later
+    // than the answer: wait for the five lines (bounded), never for a guessed time.
+    for (const started = Date.now(); logged().length < before + 5 && Date.now() - started < 30_000; )
+      await new Promise((r) => setTimeout(r, 20));
+    const requestLines = logged();
     expect(requestLines.length).toBeGreaterThan(2);
     expect(requestLines.some((l) => /^GET \/object\/\{[a-z2-7]{16}\}\/file 404 \d+ms$/.test(l))).toBe(true);
     expect(requestLines.some((l) => /^GET \(no route\) 404 \d+ms$/.test(l))).toBe(true);
