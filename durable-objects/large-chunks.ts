@@ -31,9 +31,19 @@ export function largeChunks(source: ReadableStream<Uint8Array>): ReadableStream<
   }
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const { done, value } = await reader.readAtLeast(MIN_CHUNK, new Uint8Array(MAX_CHUNK));
-      if (value && value.byteLength > 0) controller.enqueue(value);
-      if (done) controller.close();
+      // A body cut off mid-upload (the client gone) rejects the read. That error
+      // is handed on explicitly: a pull that rejects would error this stream
+      // too, but workerd also reports it as an unhandled rejection.
+      const read = await reader.readAtLeast(MIN_CHUNK, new Uint8Array(MAX_CHUNK)).then(
+        (result) => result,
+        (error: unknown) => {
+          controller.error(error);
+          return null;
+        },
+      );
+      if (!read) return;
+      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
+      if (read.done) controller.close();
     },
     cancel: (reason) => reader.cancel(reason),
   });
