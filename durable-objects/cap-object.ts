@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
+import { malformedSha256Tag } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
@@ -233,9 +234,11 @@ export class CapObject extends DurableObject<CapEnv> {
         judge: (cap) =>
           etagConditionWithoutRead(cap.rights, request)
             ? refuse("etagNeedsRead")
-            : request.length > limit
-              ? refuse("tooLarge", { limit })
-              : ok(null),
+            : malformedSha256Tag(request.ifMatch) || malformedSha256Tag(request.ifNoneMatch)
+              ? refuse("malformedSha256")
+              : request.length > limit
+                ? refuse("tooLarge", { limit })
+                : ok(null),
       },
     );
     if (!access.ok) return refuseBody(body, access, request.length);

@@ -81,6 +81,7 @@ export const REFUSALS = {
   destinationExists: { code: "conflict", message: "the destination exists" },
   keptChanging: { code: "conflict", message: "the file kept changing while it was read" },
   preconditionFailed: { code: "precondition_failed", message: "precondition failed" },
+  malformedSha256: { code: "bad_request", message: 'a "sha256:" condition needs 64 hex digits' },
   rangeNotSatisfiable: { code: "range_not_satisfiable", message: "range not satisfiable" },
   // -- uploads
   lengthRequired: { code: "length_required", message: "a body of known length is required" },

@@ -17,6 +17,8 @@ export interface FileMeta {
   size: number;
   /** Hex MD5 of the content, unquoted (R2's `etag`); every backend computes the same one. */
   etag: string;
+  /** Hex SHA-256 of the content, kept from its write; `null` when not known (an R2 object stored before). */
+  sha256: string | null;
   /** ISO 8601. */
   modified: string;
   contentType: string;

@@ -107,8 +107,8 @@ objectRoutes.put(
       ifNoneMatch: c.req.header("if-none-match"),
     });
     if (!result.ok) return errorResponse(result.error);
-    const { created, size, etag } = result.value;
-    return Response.json({ size, etag }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
+    const { created, size, etag, sha256 } = result.value;
+    return Response.json({ size, etag, sha256 }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
   }),
 );
 

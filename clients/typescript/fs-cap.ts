@@ -190,8 +190,8 @@ export class FsCap {
       expect: [200, 201],
     };
     const response = await this.#http.send(prepared.duplex ? { ...request, duplex: prepared.duplex } : request);
-    const result = await this.#http.json<{ size: number; etag: string }>(response);
-    return { created: response.status === 201, size: result.size, etag: result.etag };
+    const result = await this.#http.json<{ size: number; etag: string; sha256: string }>(response);
+    return { created: response.status === 201, size: result.size, etag: result.etag, sha256: result.sha256 };
   }
 
   /**

@@ -112,6 +112,7 @@ const FIXED_MESSAGES = new Set<ErrorCode>(["no_such_cap", "path_escapes", "absol
 interface ModelFile {
   bytes: Uint8Array;
   etag: string;
+  sha256: string;
   contentType: string;
 }
 
@@ -336,20 +337,22 @@ export class VaultModel {
     if (this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
     if (this.isDir(key.value)) return { observation: error("conflict") };
     const current = this.files.get(key.value) ?? null;
-    if (!writeAllowed({ ifMatch: request.ifMatch, ifNoneMatch: request.ifNoneMatch }, current?.etag ?? null)) {
+    if (!writeAllowed({ ifMatch: request.ifMatch, ifNoneMatch: request.ifNoneMatch }, current)) {
       return { observation: error("precondition_failed") };
     }
     const etag = md5Hex(request.content);
+    const sha256 = createHash("sha256").update(request.content).digest("hex");
     this.files.set(key.value, {
       bytes: request.content.slice(),
       etag,
+      sha256,
       contentType: request.contentType || DEFAULT_CONTENT_TYPE,
     });
     return {
       observation: {
         status: current ? 200 : 201,
         headers: { "content-type": "application/json", etag: `"${etag}"` },
-        body: { size: request.content.length, etag },
+        body: { size: request.content.length, etag, sha256 },
       },
     };
   }
@@ -587,8 +590,9 @@ function empty(status: number): Observation {
   return { status, headers: {}, body: null };
 }
 
-function etagFor(cap: { rights: Right[] }, file: { etag: string }): { etag?: string } {
-  return cap.rights.includes("read") ? { etag: file.etag } : {};
+/** The content hashes (unkeyed, so guess oracles) only for a cap that may read. */
+function etagFor(cap: { rights: Right[] }, file: ModelFile): { etag?: string; sha256?: string } {
+  return cap.rights.includes("read") ? { etag: file.etag, sha256: file.sha256 } : {};
 }
 
 function noSuchCap(): Observation {

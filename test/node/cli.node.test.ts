@@ -24,6 +24,7 @@ let vault: TestVault;
 let root: FsCap;
 let tmp: string;
 const md5 = (data: Uint8Array) => createHash("md5").update(data).digest("hex");
+const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 interface Spawned {
   code: number | null;
@@ -97,7 +98,12 @@ describe("the binary", () => {
     const put = await capvault(["put", "bin/blob.bin", "--json"], { env, stdin: bytes });
     expect(put.stderr).toBe("");
     expect(put.code).toBe(0);
-    expect(JSON.parse(put.stdout.toString())).toEqual({ created: true, size: bytes.length, etag: md5(bytes) });
+    expect(JSON.parse(put.stdout.toString())).toEqual({
+      created: true,
+      size: bytes.length,
+      etag: md5(bytes),
+      sha256: sha256(bytes),
+    });
     const cat = await capvault(["cat", "bin/blob.bin"], { env });
     expect(cat.code).toBe(0);
     expect(md5(cat.stdout)).toBe(md5(bytes));
