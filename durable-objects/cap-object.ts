@@ -25,7 +25,7 @@ import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombston
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
-import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+import { decodeCursor, decodeTreeCursor, encodeCursor, parseDepth, parseLimit } from "./list-cursor.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { type CheckedOf, checkKey, type PathKind, parsePath } from "./path-check.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
@@ -288,14 +288,20 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListPage>> {
-    return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
+  async listDir(
+    rawPath: string | null,
+    rawCursor: string | null,
+    rawLimit: string | null,
+    rawDepth: string | null = null,
+  ): Promise<Result<ListPage>> {
+    return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit, rawDepth));
   }
 
   private async listUnaudited(
     rawPath: string | null,
     rawCursor: string | null,
     rawLimit: string | null,
+    rawDepth: string | null,
   ): Promise<Result<ListPage>> {
     const access = await this.authorize(
       { rights: ["list"] },
@@ -305,8 +311,10 @@ export class CapObject extends DurableObject<CapEnv> {
         judge: () => {
           const limit = parseLimit(rawLimit);
           if (!limit.ok) return limit;
-          const after = decodeCursor(rawCursor);
-          return after.ok ? ok({ after: after.value, limit: limit.value }) : after;
+          const depth = parseDepth(rawDepth);
+          if (!depth.ok) return depth;
+          const after = depth.value === 1 ? decodeCursor(rawCursor) : decodeTreeCursor(rawCursor);
+          return after.ok ? ok({ after: after.value, limit: limit.value, depth: depth.value }) : after;
         },
       },
     );

@@ -153,6 +153,10 @@ export const REFUSALS = {
   },
   rightsRepeat: { code: "bad_request", message: "rights must not repeat" },
   invalidCursor: { code: "bad_request", message: "invalid cursor" },
+  depthRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `depth must be an integer from 0 (every file below) to ${p.max}`,
+  },
   limitRange: { code: "bad_request", message: (p: { max: number }) => `limit must be an integer from 1 to ${p.max}` },
   // The same bad encoding is an invalid path in `path`, a bad request elsewhere.
   badPathEncoding: { code: "invalid_path", message: "invalid percent-encoding in the query" },

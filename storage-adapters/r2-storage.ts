@@ -10,10 +10,12 @@ import {
   type FileMeta,
   type ReadOutcome,
   type StorageAdapter,
+  type StorageListOptions,
   type StorageListPage,
   type StorageReadOptions,
   type StorageWriteOptions,
 } from "./storage-adapter.ts";
+import { isListablePath, TREE_WALK_BUDGET, TreePage } from "./tree-page.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
 
 /** Uploads in progress in this isolate. */
@@ -28,12 +30,14 @@ const R2_PAGE = 1000;
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
  *   write A + 5 (list, head, put, and get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
- *   prepareRoot A, list 28: 2 to judge the folder, a page or two of 1,000
+ *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
  * README's "R2 calls per request" repeats these.
  */
 const DIRECT_ANCESTOR_HEADS = 8;
+/** Lists one recursive page may make: the walk budget in pages of 1,000, and one spare for short pages. */
+const TREE_LIST_CALLS = Math.ceil(TREE_WALK_BUDGET / R2_PAGE) + 1;
 /** Folders looked up when a listing page is cut (see foldersListedLater). */
 const LATER_FOLDER_CHECKS = 24;
 /** A binary search over at most 512 ancestors (10 lists) and one head. */
@@ -62,6 +66,17 @@ const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 function sha256Of(object: R2Object): string | null {
   const value = object.customMetadata?.[SHA256_KEY];
   return value !== undefined && /^[0-9a-f]{64}$/.test(value) ? value : null;
+}
+
+function fileEntry(name: string, object: R2Object): ListEntry {
+  return {
+    name,
+    type: "file",
+    size: object.size,
+    etag: object.etag,
+    sha256: sha256Of(object),
+    modified: object.uploaded.toISOString(),
+  };
 }
 
 function validatorsOf(object: R2Object | null): Validators | null {
@@ -265,13 +280,14 @@ export class R2Storage implements StorageAdapter {
     return refuse("notFound");
   }
 
-  async list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>> {
+  async list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>> {
     const { path, key: dir } = at;
     if (path.segments.length > 0 && options.after === null) {
       const [head, isDir] = await Promise.all([this.bucket.head(dir.slice(0, -1)), this.isDir(dir)]);
       if (head) return refuse("isFile");
       if (!isDir) return refuse("notFound");
     }
+    if (options.depth !== undefined && options.depth !== 1) return ok(await this.listTree(at, options));
     const collected: ListEntry[] = [];
     const seen = new Set<string>();
     const atCapRoot = path.segments.length === 0;
@@ -292,16 +308,7 @@ export class R2Storage implements StorageAdapter {
       const page = await this.bucket.list(listing);
       for (const object of page.objects) {
         const name = object.key.slice(dir.length);
-        if (accept(name, options.after, seen, atCapRoot)) {
-          collected.push({
-            name,
-            type: "file",
-            size: object.size,
-            etag: object.etag,
-            sha256: sha256Of(object),
-            modified: object.uploaded.toISOString(),
-          });
-        }
+        if (accept(name, options.after, seen, atCapRoot)) collected.push(fileEntry(name, object));
       }
       for (const prefix of page.delimitedPrefixes) {
         const name = prefix.slice(dir.length, -1);
@@ -333,6 +340,37 @@ export class R2Storage implements StorageAdapter {
     if (known.length <= options.limit && cut === undefined) return ok({ entries, next: null });
     // An empty page still moves on: every name up to the last candidate checked is known.
     return ok({ entries, next: entries.at(-1)?.name ?? later!.lastChecked! });
+  }
+
+  /**
+   * A recursive page: without a delimiter R2 lists every key below the folder
+   * in UTF-8 order, which is the order the page needs. At most
+   * {@link TREE_LIST_CALLS} lists, however the walk budget falls.
+   */
+  private async listTree(at: CheckedDir, options: StorageListOptions): Promise<StorageListPage> {
+    const dir = at.key;
+    const atCapRoot = at.path.segments.length === 0;
+    const page = new TreePage(options.depth ?? 0, options.limit, options.after);
+    let cursor: string | undefined;
+    const startAfter = options.after === null ? undefined : dir + options.after;
+    for (let call = 0; call < TREE_LIST_CALLS; call++) {
+      const listing: ListOptions = {
+        prefix: dir,
+        limit: R2_PAGE,
+        include: WITH_HASH,
+        ...(cursor ? { cursor } : startAfter ? { startAfter } : {}),
+      };
+      const listed = await this.bucket.list(listing);
+      for (const object of listed.objects) {
+        const name = object.key.slice(dir.length);
+        const step = isListablePath(name, atCapRoot) ? page.next(name) : page.skip(name);
+        if (step === "stop") return page.finish(false);
+        if (step === "file") page.addFile(fileEntry(name, object));
+      }
+      if (!listed.truncated) return page.finish(true);
+      cursor = listed.cursor;
+    }
+    return page.finish(false);
   }
 
   async move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>> {

@@ -41,6 +41,13 @@ export interface StorageWriteOptions extends WritePreconditions {
   contentType: string;
 }
 
+/** What a listing asks: names after `after`; `depth` 1 (or absent) lists direct children, else see tree-page.ts. */
+export interface StorageListOptions {
+  after: string | null;
+  limit: number;
+  depth?: number | undefined;
+}
+
 /** One page of a storage listing, before the cap object turns `next` into an opaque cursor. */
 export interface StorageListPage {
   entries: ListEntry[];
@@ -62,6 +69,7 @@ export interface StorageListPage {
  * - stat: file meta, `{ type: "dir" }`, or `not_found`.
  * - list: direct children sorted by UTF-8 bytes, names after `after`;
  *   `conflict` for a file, `not_found` for a missing non-root directory.
+ *   With `depth` other than 1, the files below, as TreePage (tree-page.ts) builds them.
  * - move: files only; `conflict` when the destination exists (unless
  *   `overwrite`) or is a directory; the source survives any failed copy.
  * - prepareRoot: a new cap root is acceptable (`conflict` if it is a file).
@@ -71,7 +79,7 @@ export interface StorageAdapter {
   write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<WriteResult>>;
   remove(at: CheckedFile): Promise<Result<null>>;
   stat(at: CheckedEntry): Promise<Result<Stat>>;
-  list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>>;
+  list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>>;
   /** Both ends lie under the same cap root. */
   move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>>;
   /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */

@@ -127,7 +127,9 @@ objectRoutes.get(
 
 objectRoutes.get(
   "/:token/list",
-  withQuery(["path", "cursor", "limit"], async (cap, q) => json(await cap.listDir(q.path, q.cursor, q.limit))),
+  withQuery(["path", "cursor", "limit", "depth"], async (cap, q) =>
+    json(await cap.listDir(q.path, q.cursor, q.limit, q.depth)),
+  ),
 );
 
 objectRoutes.post(
