@@ -260,7 +260,15 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertEqual(req["headers"]["content-length"], "2")
         self.assertEqual(req["headers"]["content-type"], "application/octet-stream")
         self.assertEqual(req["headers"]["if-none-match"], "*")
-        self.assertEqual(r, {"size": 2, "etag": hashlib.md5(b"\x00\xff").hexdigest(), "created": True})
+        self.assertEqual(
+            r,
+            {
+                "size": 2,
+                "etag": hashlib.md5(b"\x00\xff").hexdigest(),
+                "sha256": hashlib.sha256(b"\x00\xff").hexdigest(),
+                "created": True,
+            },
+        )
 
         self.fs.write("notes.md", "h\u00e9", if_match="abc")
         req = _Recorder.requests[-1]
