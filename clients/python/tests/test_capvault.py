@@ -253,7 +253,16 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertEqual([r["path"] for r in _Recorder.requests], [f"/object/{FAKE_TOKEN}/file"])
 
     def test_write_headers(self) -> None:
-        self.answer(lambda req: _json(201, {"size": len(req["body"]), "etag": hashlib.md5(req["body"]).hexdigest()}))
+        self.answer(
+            lambda req: _json(
+                201,
+                {
+                    "size": len(req["body"]),
+                    "etag": hashlib.md5(req["body"]).hexdigest(),
+                    "sha256": hashlib.sha256(req["body"]).hexdigest(),
+                },
+            )
+        )
         r = self.fs.write("a.bin", b"\x00\xff", if_none_match="*")
         req = _Recorder.requests[-1]
         self.assertEqual(req["method"], "PUT")
