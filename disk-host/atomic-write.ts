@@ -9,7 +9,7 @@
  */
 import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
+import { type Validators, type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { WriteResult } from "../shared/wire-types.ts";
@@ -35,7 +35,7 @@ import {
 import { removeEmptyFolder } from "./empty-folders.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
-import { createExclusive, newTempName } from "./meta-store.ts";
+import { type ContentHashes, createExclusive, newTempName } from "./meta-store.ts";
 import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
 
 export interface WriteRequest {
@@ -154,7 +154,7 @@ async function placeTemp(
         return refuse("isDirectory");
       }
       if (found.kind !== "file" && found.kind !== "missing") return refuse("fileDirectoryClash");
-      const current = found.kind === "file" ? await currentEtag(ctx, found.file, found.stat, pre) : null;
+      const current = found.kind === "file" ? await currentValidators(ctx, found.file, found.stat, pre) : null;
       if (!writeAllowed(pre, current)) return refuse("preconditionFailed");
       const temp = newTempName();
       let handle: FileHandle;
@@ -227,8 +227,9 @@ async function receive(
   handle: FileHandle,
   length: number,
   bound: BodyBound,
-): Promise<Result<string>> {
+): Promise<Result<ContentHashes>> {
   const md5 = createHash("md5");
+  const sha256 = createHash("sha256");
   let received = 0;
   for (;;) {
     let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -246,19 +247,20 @@ async function receive(
     received += chunk.value.byteLength;
     if (received > length) return refuse("lengthMismatch");
     md5.update(chunk.value);
+    sha256.update(chunk.value);
     for (let offset = 0; offset < chunk.value.byteLength; ) {
       const { bytesWritten } = await handle.write(chunk.value, offset, chunk.value.byteLength - offset);
       offset += bytesWritten;
     }
   }
-  return received === length ? ok(md5.digest("hex")) : refuse("lengthMismatch");
+  return received === length ? ok({ etag: md5.digest("hex"), sha256: sha256.digest("hex") }) : refuse("lengthMismatch");
 }
 
 /** Under the target's lock: judge the precondition against what is there now, then rename. */
 async function commit(
   ctx: HostContext,
   target: PlacedTemp,
-  etag: string,
+  hashes: ContentHashes,
   request: WriteRequest,
 ): Promise<Result<WriteResult>> {
   const dir = target.chain.top;
@@ -274,8 +276,8 @@ async function commit(
     }
     if (current?.stat.isDirectory()) return refuse("isDirectory");
     if (current && !current.stat.isFile()) return refuse("fileDirectoryClash");
-    const etagNow = current ? await currentEtag(ctx, current.file, current.stat, request.preconditions) : null;
-    if (!writeAllowed(request.preconditions, etagNow)) return refuse("preconditionFailed");
+    const now = current ? await currentValidators(ctx, current.file, current.stat, request.preconditions) : null;
+    if (!writeAllowed(request.preconditions, now)) return refuse("preconditionFailed");
     // A replaced file keeps its permissions; a new one gets the configured mode exactly.
     await target.handle.chmod(current ? Number(current.stat.mode & 0o777n) : ctx.fileMode);
     // The sidecar was recorded before the lock (see writeFile).
@@ -283,18 +285,20 @@ async function commit(
     target.committed = true;
     await dir.sync();
     if (current && (await current.file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(current.stat);
-    return ok({ created: current === null, size: request.length, etag });
+    return ok({ created: current === null, size: request.length, ...hashes });
   } finally {
     await current?.file.close();
   }
 }
 
-/** The etag a precondition is judged against; without one, a file placed by hand is not hashed for nothing. */
-async function currentEtag(
+/** What a precondition is judged against; without one, a file placed by hand is not hashed for nothing. */
+async function currentValidators(
   ctx: HostContext,
   file: FileHandle,
   stat: BigIntStats,
   pre: WritePreconditions,
-): Promise<string> {
-  return pre.ifMatch === undefined && pre.ifNoneMatch === undefined ? "" : ctx.meta.etagOf(file, stat);
+): Promise<Validators> {
+  return pre.ifMatch === undefined && pre.ifNoneMatch === undefined
+    ? { etag: "", sha256: null }
+    : ctx.meta.validatorsOf(file, stat);
 }

@@ -40,8 +40,8 @@ async function describeEntry(ctx: HostContext, chain: DirChain, name: string): P
   const found = end.value;
   try {
     if (found.kind === "file") {
-      const etag = await ctx.meta.etagOf(found.file, found.stat);
-      return { name, type: "file", size: Number(found.stat.size), etag, modified: modifiedIso(found.stat) };
+      const { etag, sha256 } = await ctx.meta.validatorsOf(found.file, found.stat);
+      return { name, type: "file", size: Number(found.stat.size), etag, sha256, modified: modifiedIso(found.stat) };
     }
     if (found.kind === "dir" && (await holdsFile(found.chain))) return { name, type: "dir" };
     return null;

@@ -12,6 +12,7 @@ import type { Stat } from "../shared/wire-types.ts";
 import type {
   FileMeta,
   ReadOutcome,
+  StorageListOptions,
   StorageListPage,
   StorageReadOptions,
 } from "../storage-adapters/storage-adapter.ts";
@@ -35,6 +36,7 @@ import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { identity } from "./meta-store.ts";
 import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
+import { treePage } from "./tree-walk.ts";
 
 export async function readFile(
   ctx: HostContext,
@@ -88,7 +90,7 @@ export async function listPath(
   ctx: HostContext,
   levels: string[][],
   segments: string[],
-  options: { after: string | null; limit: number },
+  options: StorageListOptions,
 ): Promise<Result<StorageListPage>> {
   const empty: StorageListPage = { entries: [], next: null };
   return withRoot(ctx, levels, async (root) => {
@@ -99,9 +101,11 @@ export async function listPath(
     try {
       if (found.kind === "dir") {
         const exists = found.chain.atBoundary || options.after !== null || (await holdsFile(found.chain));
-        return exists
-          ? ok(await listPage(ctx, found.chain, options.after, options.limit, segments.length === 0))
-          : refuse("notFound");
+        if (!exists) return refuse("notFound");
+        const atCapRoot = segments.length === 0;
+        return options.depth !== undefined && options.depth !== 1
+          ? ok(await treePage(ctx, found.chain, options, atCapRoot))
+          : ok(await listPage(ctx, found.chain, options.after, options.limit, atCapRoot));
       }
       if (options.after !== null) return ok(empty);
       return found.kind === "file" ? refuse("isFile") : refuse("notFound");

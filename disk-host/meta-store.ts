@@ -10,13 +10,15 @@
  * matching one. The reserved name is refused by the path parser, never listed,
  * and refused when reached through a link.
  *
- * The etag is trusted from the sidecar only while size and mtime (ns) are
- * unchanged; a file edited or placed by hand has its MD5 computed on demand
- * and cached in memory by dev+ino+size+mtime.
+ * The etag and sha256 are trusted from the sidecar only while size and mtime
+ * (ns) are unchanged; a file edited or placed by hand (or whose sidecar is
+ * older than sha256) has both computed on demand, in one pass, and cached in
+ * memory by dev+ino+size+mtime.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type BigIntStats, constants } from "node:fs";
 import { readdir } from "node:fs/promises";
+import type { Validators } from "../shared/http-conditions.ts";
 import { DEFAULT_CONTENT_TYPE, type FileMeta } from "../storage-adapters/storage-adapter.ts";
 import { heldPath, inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
@@ -31,8 +33,16 @@ const MAX_SIDECAR_BYTES = 64 * 1024;
 const MAX_CACHED_ETAGS = 4096;
 const HASH_CHUNK = 1024 * 1024;
 
+/** What a file's bytes hash to. */
+export interface ContentHashes {
+  etag: string;
+  sha256: string;
+}
+
 interface Sidecar {
   etag: string;
+  /** Absent in sidecars written before hashes were kept. */
+  sha256?: string;
   size: string;
   mtimeNs: string;
   /** 0 where the filesystem keeps no birth time. */
@@ -51,7 +61,7 @@ export async function createExclusive(dir: FileHandle, name: string, mode: numbe
 }
 
 export class MetaStore {
-  private readonly etags = new Map<string, string>();
+  private readonly hashes = new Map<string, ContentHashes>();
 
   /** `dir` is the meta folder, held open for the host's lifetime. */
   constructor(private readonly dir: FileHandle) {}
@@ -59,24 +69,26 @@ export class MetaStore {
   /** Everything a stat or read reports about an open regular file. */
   async describe(file: FileHandle, stat: BigIntStats): Promise<FileMeta> {
     const sidecar = await this.load(stat);
+    const { etag, sha256 } = await this.hashesOf(file, stat, sidecar);
     return {
       size: Number(stat.size),
-      etag: sidecar && sameContent(sidecar, stat) ? sidecar.etag : await this.computeEtag(file, stat),
+      etag,
+      sha256,
       modified: modifiedIso(stat),
       contentType: sidecar?.contentType ?? DEFAULT_CONTENT_TYPE,
     };
   }
 
-  /** The hex MD5 of an open regular file. */
-  async etagOf(file: FileHandle, stat: BigIntStats): Promise<string> {
-    const sidecar = await this.load(stat);
-    return sidecar && sameContent(sidecar, stat) ? sidecar.etag : this.computeEtag(file, stat);
+  /** The hex MD5 and SHA-256 of an open regular file: what a write's precondition is judged against. */
+  async validatorsOf(file: FileHandle, stat: BigIntStats): Promise<Validators> {
+    return this.hashesOf(file, stat, await this.load(stat));
   }
 
   /** Writes the sidecar of a file about to be renamed into place (atomically: temp, then rename). */
-  async record(stat: BigIntStats, etag: string, contentType: string): Promise<void> {
+  async record(stat: BigIntStats, hashes: ContentHashes, contentType: string): Promise<void> {
     const sidecar: Sidecar = {
-      etag,
+      etag: hashes.etag,
+      sha256: hashes.sha256,
       size: String(stat.size),
       mtimeNs: String(stat.mtimeNs),
       btimeNs: String(stat.birthtimeNs),
@@ -154,11 +166,18 @@ export class MetaStore {
     }
   }
 
-  private async computeEtag(file: FileHandle, stat: BigIntStats): Promise<string> {
+  private async hashesOf(file: FileHandle, stat: BigIntStats, sidecar: Sidecar | null): Promise<ContentHashes> {
+    if (sidecar && sameContent(sidecar, stat) && sidecar.sha256 !== undefined)
+      return { etag: sidecar.etag, sha256: sidecar.sha256 };
+    return this.computeHashes(file, stat);
+  }
+
+  private async computeHashes(file: FileHandle, stat: BigIntStats): Promise<ContentHashes> {
     const key = `${identity(stat)}-${stat.size}-${stat.mtimeNs}`;
-    const cached = this.etags.get(key);
+    const cached = this.hashes.get(key);
     if (cached !== undefined) return cached;
     const hash = createHash("md5");
+    const sha = createHash("sha256");
     const buffer = Buffer.allocUnsafe(HASH_CHUNK);
     // Exactly the bytes the reported size covers, even if the file grows meanwhile.
     const size = Number(stat.size);
@@ -166,16 +185,17 @@ export class MetaStore {
       const { bytesRead } = await file.read(buffer, 0, Math.min(HASH_CHUNK, size - position), position);
       if (bytesRead === 0) break;
       hash.update(buffer.subarray(0, bytesRead));
+      sha.update(buffer.subarray(0, bytesRead));
       position += bytesRead;
     }
-    const etag = hash.digest("hex");
+    const hashes = { etag: hash.digest("hex"), sha256: sha.digest("hex") };
     // Cache only if the file did not change while it was hashed.
     const after = await file.stat({ bigint: true });
     if (after.size === stat.size && after.mtimeNs === stat.mtimeNs) {
-      if (this.etags.size >= MAX_CACHED_ETAGS) this.etags.delete(this.etags.keys().next().value!);
-      this.etags.set(key, etag);
+      if (this.hashes.size >= MAX_CACHED_ETAGS) this.hashes.delete(this.hashes.keys().next().value!);
+      this.hashes.set(key, hashes);
     }
-    return etag;
+    return hashes;
   }
 }
 
@@ -199,6 +219,7 @@ function isSidecar(value: Partial<Sidecar>): value is Sidecar {
     value !== null &&
     typeof value.etag === "string" &&
     /^[0-9a-f]{32}$/.test(value.etag) &&
+    (value.sha256 === undefined || (typeof value.sha256 === "string" && /^[0-9a-f]{64}$/.test(value.sha256))) &&
     typeof value.size === "string" &&
     typeof value.mtimeNs === "string" &&
     typeof value.btimeNs === "string" &&

@@ -93,7 +93,7 @@ async function dispatch(ctx: HostContext, call: Exclude<DiskCall, { op: "write" 
     case "stat":
       return statPath(ctx, levels.value, path.value);
     case "list":
-      return listPath(ctx, levels.value, path.value, { after: call.after, limit: call.limit });
+      return listPath(ctx, levels.value, path.value, { after: call.after, limit: call.limit, depth: call.depth });
   }
 }
 

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
+import { malformedSha256Tag } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
@@ -27,7 +28,7 @@ import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { largeChunks } from "./large-chunks.ts";
-import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+import { decodeCursor, decodeTreeCursor, encodeCursor, parseDepth, parseLimit } from "./list-cursor.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { type CheckedOf, checkKey, type PathKind, parsePath } from "./path-check.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
@@ -236,9 +237,11 @@ export class CapObject extends DurableObject<CapEnv> {
         judge: (cap) =>
           etagConditionWithoutRead(cap.rights, request)
             ? refuse("etagNeedsRead")
-            : request.length > limit
-              ? refuse("tooLarge", { limit })
-              : ok(null),
+            : malformedSha256Tag(request.ifMatch) || malformedSha256Tag(request.ifNoneMatch)
+              ? refuse("malformedSha256")
+              : request.length > limit
+                ? refuse("tooLarge", { limit })
+                : ok(null),
       },
     );
     if (!access.ok) return refuseBody(body, access, request.length);
@@ -306,14 +309,20 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  async listDir(rawPath: string | null, rawCursor: string | null, rawLimit: string | null): Promise<Result<ListPage>> {
-    return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit));
+  async listDir(
+    rawPath: string | null,
+    rawCursor: string | null,
+    rawLimit: string | null,
+    rawDepth: string | null = null,
+  ): Promise<Result<ListPage>> {
+    return this.audited("list", rawPath, false, () => this.listUnaudited(rawPath, rawCursor, rawLimit, rawDepth));
   }
 
   private async listUnaudited(
     rawPath: string | null,
     rawCursor: string | null,
     rawLimit: string | null,
+    rawDepth: string | null,
   ): Promise<Result<ListPage>> {
     const access = await this.authorize(
       { rights: ["list"] },
@@ -323,8 +332,10 @@ export class CapObject extends DurableObject<CapEnv> {
         judge: () => {
           const limit = parseLimit(rawLimit);
           if (!limit.ok) return limit;
-          const after = decodeCursor(rawCursor);
-          return after.ok ? ok({ after: after.value, limit: limit.value }) : after;
+          const depth = parseDepth(rawDepth);
+          if (!depth.ok) return depth;
+          const after = depth.value === 1 ? decodeCursor(rawCursor) : decodeTreeCursor(rawCursor);
+          return after.ok ? ok({ after: after.value, limit: limit.value, depth: depth.value }) : after;
         },
       },
     );

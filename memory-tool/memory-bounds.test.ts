@@ -21,7 +21,7 @@ function memoryFiles(initial: Record<string, string>) {
     readText: async (path) => (texts.has(path) ? ok({ text: texts.get(path)!, etag: "e" }) : fail("not_found")),
     writeText: async (path, text) => {
       texts.set(path, text);
-      return ok({ created: false, size: text.length, etag: "e" });
+      return ok({ created: false, size: text.length, etag: "e", sha256: "s" });
     },
     stat: async (path) =>
       texts.has(path)

@@ -50,9 +50,41 @@ export interface WritePreconditions {
   ifNoneMatch?: string | undefined;
 }
 
-/** Decides a write precondition against the current etag (`null` when nothing exists). */
-export function writeAllowed(pre: WritePreconditions, current: string | null): boolean {
-  if (pre.ifMatch !== undefined && (current === null || !etagListMatches(pre.ifMatch, current))) return false;
-  if (pre.ifNoneMatch !== undefined && current !== null && etagListMatches(pre.ifNoneMatch, current)) return false;
+/** What a write's precondition is judged against: the etag, and the SHA-256 when storage knows it. */
+export interface Validators {
+  etag: string;
+  /** Hex, lowercase; `null` for a file stored before hashes were kept (R2). */
+  sha256: string | null;
+}
+
+const SHA256_TAG = /^sha256:/i;
+
+/**
+ * True when a list names the file: `*`, its etag, or `sha256:<hex>` (quotes
+ * optional, hex in either case), so a client can compute its precondition
+ * from bytes it holds. A file whose hash is unknown matches no `sha256:` tag.
+ */
+export function validatorListMatches(header: string, current: Validators): boolean {
+  return header.split(",").some((part) => {
+    const tag = bareEtag(part);
+    if (part.trim() === "*") return true;
+    if (!SHA256_TAG.test(tag)) return tag === current.etag;
+    return current.sha256 !== null && tag.slice(7).toLowerCase() === current.sha256;
+  });
+}
+
+/** True when a precondition names a `sha256:` tag that is not 64 hex digits: refused, never judged. */
+export function malformedSha256Tag(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return header.split(",").some((part) => {
+    const tag = bareEtag(part);
+    return SHA256_TAG.test(tag) && !/^[0-9a-f]{64}$/i.test(tag.slice(7));
+  });
+}
+
+/** Decides a write precondition against what is stored now (`null` when nothing exists). */
+export function writeAllowed(pre: WritePreconditions, current: Validators | null): boolean {
+  if (pre.ifMatch !== undefined && (current === null || !validatorListMatches(pre.ifMatch, current))) return false;
+  if (pre.ifNoneMatch !== undefined && current !== null && validatorListMatches(pre.ifNoneMatch, current)) return false;
   return true;
 }

@@ -15,6 +15,7 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   labelInvalid: { max: 256 },
   unknownRight: { known: ["read", "list"] },
   limitRange: { max: 1100 },
+  depthRange: { max: 512 },
   repeatedQuery: { name: echoedName("cursor") },
 };
 

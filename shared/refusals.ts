@@ -81,6 +81,7 @@ export const REFUSALS = {
   destinationExists: { code: "conflict", message: "the destination exists" },
   keptChanging: { code: "conflict", message: "the file kept changing while it was read" },
   preconditionFailed: { code: "precondition_failed", message: "precondition failed" },
+  malformedSha256: { code: "bad_request", message: 'a "sha256:" condition needs 64 hex digits' },
   rangeNotSatisfiable: { code: "range_not_satisfiable", message: "range not satisfiable" },
   // -- uploads
   lengthRequired: { code: "length_required", message: "a body of known length is required" },
@@ -153,6 +154,10 @@ export const REFUSALS = {
   },
   rightsRepeat: { code: "bad_request", message: "rights must not repeat" },
   invalidCursor: { code: "bad_request", message: "invalid cursor" },
+  depthRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `depth must be an integer from 0 (every file below) to ${p.max}`,
+  },
   limitRange: { code: "bad_request", message: (p: { max: number }) => `limit must be an integer from 1 to ${p.max}` },
   // The same bad encoding is an invalid path in `path`, a bad request elsewhere.
   badPathEncoding: { code: "invalid_path", message: "invalid percent-encoding in the query" },

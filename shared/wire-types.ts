@@ -37,6 +37,11 @@ export interface FileStat {
   size: number;
   /** Hex MD5, unquoted. Absent for a cap without `read`: an unkeyed content hash lets a holder test guesses. */
   etag?: string;
+  /**
+   * Hex SHA-256 of the bytes, computed as they were written; only with `read`,
+   * like the etag. `null` for an R2 file stored before hashes were kept.
+   */
+  sha256?: string | null;
   /** ISO 8601. */
   modified: string;
   contentType: string;
@@ -48,16 +53,19 @@ export interface DirStat {
 
 export type Stat = FileStat | DirStat;
 
-/** One entry of `GET /list`; files carry size, modified and, for a cap with `read`, etag. */
+/** One entry of `GET /list`; files carry size, modified and, for a cap with `read`, etag and sha256. */
 export interface ListEntry {
+  /** A direct child's name; with `depth` other than 1, the path relative to the listed folder (`a/b.txt`). */
   name: string;
   type: "file" | "dir";
   size?: number;
   etag?: string;
+  /** As in {@link FileStat}. */
+  sha256?: string | null;
   modified?: string;
 }
 
-/** `GET /list`: direct children sorted by UTF-8 bytes. */
+/** `GET /list`: direct children (or, with `depth`, files below) sorted by UTF-8 bytes. */
 export interface ListPage {
   entries: ListEntry[];
   /** Pass back as `cursor` for the next page; `null` on the last page. */
@@ -74,6 +82,8 @@ export interface WriteResult {
   size: number;
   /** Hex MD5, unquoted. */
   etag: string;
+  /** Hex SHA-256 of the bytes written. */
+  sha256: string;
 }
 
 /** `POST /move`: the paths as the request gave them. */

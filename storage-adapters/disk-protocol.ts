@@ -35,7 +35,7 @@ export type DiskCall =
     }
   | { op: "remove"; root: string[]; path: string[] }
   | { op: "stat"; root: string[]; path: string[] }
-  | { op: "list"; root: string[]; path: string[]; after: string | null; limit: number }
+  | { op: "list"; root: string[]; path: string[]; after: string | null; limit: number; depth: number }
   | { op: "move"; root: string[]; from: string[]; to: string[]; overwrite: boolean }
   | { op: "prepareRoot"; root: string[]; create: boolean };
 
@@ -169,7 +169,9 @@ export function decodeCall(json: string): DiskCall | null {
       return isStringArray(v.path) &&
         isNullableString(v.after) &&
         Number.isSafeInteger(v.limit) &&
-        (v.limit as number) >= 1
+        (v.limit as number) >= 1 &&
+        Number.isSafeInteger(v.depth) &&
+        (v.depth as number) >= 0
         ? (v as DiskCall)
         : null;
     case "move":

@@ -15,6 +15,7 @@ import {
 import type {
   ReadOutcome,
   StorageAdapter,
+  StorageListOptions,
   StorageListPage,
   StorageReadOptions,
   StorageWriteOptions,
@@ -97,13 +98,14 @@ export class DiskStorage implements StorageAdapter {
     return this.ask<"stat">({ op: "stat", root: [...at.root], path: [...at.path.segments] });
   }
 
-  async list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>> {
+  async list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>> {
     return this.ask<"list">({
       op: "list",
       root: [...at.root],
       path: [...at.path.segments],
       after: options.after,
       limit: options.limit,
+      depth: options.depth ?? 1,
     });
   }
 

@@ -1,4 +1,4 @@
-import { etagListMatches, parseByteRange, writeAllowed } from "../shared/http-conditions.ts";
+import { etagListMatches, parseByteRange, type Validators, writeAllowed } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
@@ -10,10 +10,12 @@ import {
   type FileMeta,
   type ReadOutcome,
   type StorageAdapter,
+  type StorageListOptions,
   type StorageListPage,
   type StorageReadOptions,
   type StorageWriteOptions,
 } from "./storage-adapter.ts";
+import { isListablePath, TREE_WALK_BUDGET, TreePage } from "./tree-page.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
 
 /** Uploads in progress in this isolate. */
@@ -27,13 +29,15 @@ const R2_PAGE = 1000;
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
- *   write A + 3 (list, head, put), move A + 5 (get, list, head, put, delete),
- *   prepareRoot A, list 28: 2 to judge the folder, a page or two of 1,000
+ *   write A + 5 (list, head, put, and get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
+ *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
  * README's "R2 calls per request" repeats these.
  */
 const DIRECT_ANCESTOR_HEADS = 8;
+/** Lists one recursive page may make: the walk budget in pages of 1,000, and one spare for short pages. */
+const TREE_LIST_CALLS = Math.ceil(TREE_WALK_BUDGET / R2_PAGE) + 1;
 /** Folders looked up when a listing page is cut (see foldersListedLater). */
 const LATER_FOLDER_CHECKS = 24;
 /** A binary search over at most 512 ancestors (10 lists) and one head. */
@@ -43,9 +47,44 @@ function metaOf(object: R2Object): FileMeta {
   return {
     size: object.size,
     etag: object.etag,
+    sha256: sha256Of(object),
     modified: object.uploaded.toISOString(),
     contentType: object.httpMetadata?.contentType ?? DEFAULT_CONTENT_TYPE,
   };
+}
+
+/** Where an object's SHA-256 is kept: custom metadata, which R2 lists, heads and copies with the object. */
+const SHA256_KEY = "sha256";
+/** Listings carry each file's hash. */
+const WITH_HASH: ("customMetadata" | "httpMetadata")[] = ["customMetadata"];
+/** The list options workerd honours; the pinned types predate `include`. */
+type ListOptions = R2ListOptions & { include?: typeof WITH_HASH };
+/** The SHA-256 of no bytes. */
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/** The stored hash, trusted only in its own shape (keys written around the vault may carry anything). */
+function sha256Of(object: R2Object): string | null {
+  const value = object.customMetadata?.[SHA256_KEY];
+  return value !== undefined && /^[0-9a-f]{64}$/.test(value) ? value : null;
+}
+
+function fileEntry(name: string, object: R2Object): ListEntry {
+  return {
+    name,
+    type: "file",
+    size: object.size,
+    etag: object.etag,
+    sha256: sha256Of(object),
+    modified: object.uploaded.toISOString(),
+  };
+}
+
+function validatorsOf(object: R2Object | null): Validators | null {
+  return object ? { etag: object.etag, sha256: sha256Of(object) } : null;
+}
+
+function hex(buffer: ArrayBuffer): string {
+  return [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -105,7 +144,7 @@ export class R2Storage implements StorageAdapter {
     ]);
     if (ancestorIsFile) return refuseBody(body, refuse("parentIsFile"), options.length);
     if (isDir) return refuseBody(body, refuse("isDirectory"), options.length);
-    if (!writeAllowed(options, current?.etag ?? null))
+    if (!writeAllowed(options, validatorsOf(current)))
       return refuseBody(body, refuse("preconditionFailed"), options.length);
     // Counted per isolate (every cap object an isolate runs shares it).
     const release = r2Uploads.take(this.uploads.maxConcurrent);
@@ -134,12 +173,17 @@ export class R2Storage implements StorageAdapter {
     if (options.length === 0) return this.writeEmpty(key, body, options, current);
     const fixed = new FixedLengthStream(options.length);
     let delivered = 0;
+    // Hashed on the way to R2, so the bytes are read once.
+    const digest = new crypto.DigestStream("SHA-256");
+    const hashing = digest.getWriter();
     const counted = body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
+        async transform(chunk, controller) {
           delivered += chunk.byteLength;
+          await hashing.write(chunk);
           controller.enqueue(chunk);
         },
+        flush: () => hashing.close(),
       }),
     );
     const piping = counted.pipeTo(fixed.writable).catch(() => undefined);
@@ -167,7 +211,34 @@ export class R2Storage implements StorageAdapter {
     // (and it may not have read the body: do not wait for the pipe).
     if (!stored) return refuse("preconditionFailed");
     await piping;
-    return ok({ created: current === null, size: stored.size, etag: stored.etag });
+    const sha256 = hex(await digest.digest);
+    await this.seal(key, stored, sha256);
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256 });
+  }
+
+  /**
+   * Records the hash of a streamed write. R2 takes custom metadata only with
+   * the put, before the hash of a streamed body is known, so the object is
+   * copied onto itself with it, if it is still the version just stored (a
+   * later write keeps its own hash). Until then, and if this fails, the file
+   * reports `sha256: null`, as a file stored before hashes were kept does.
+   */
+  private async seal(key: string, stored: R2Object, sha256: string): Promise<void> {
+    try {
+      const object = await this.bucket.get(key, { onlyIf: { etagMatches: stored.etag } });
+      if (!object || !("body" in object)) return;
+      if (object.version !== stored.version) return void (await object.body.cancel());
+      const fixed = new FixedLengthStream(object.size);
+      const piping = object.body.pipeTo(fixed.writable).catch(() => undefined);
+      await this.bucket.put(key, fixed.readable, {
+        httpMetadata: object.httpMetadata ?? {},
+        customMetadata: { ...object.customMetadata, [SHA256_KEY]: sha256 },
+        onlyIf: { etagMatches: stored.etag, uploadedBefore: new Date(stored.uploaded.getTime() + 1) },
+      });
+      await piping;
+    } catch {
+      // The file is stored whole; only its hash is missing.
+    }
   }
 
   private async writeEmpty(
@@ -185,10 +256,11 @@ export class R2Storage implements StorageAdapter {
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const stored = await this.bucket.put(key, new Uint8Array(0), {
       httpMetadata: { contentType: options.contentType },
+      customMetadata: { [SHA256_KEY]: EMPTY_SHA256 },
       ...(conditional ? { onlyIf } : {}),
     });
     if (!stored) return refuse("preconditionFailed");
-    return ok({ created: current === null, size: stored.size, etag: stored.etag });
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256: EMPTY_SHA256 });
   }
 
   async remove(at: CheckedFile): Promise<Result<null>> {
@@ -208,13 +280,14 @@ export class R2Storage implements StorageAdapter {
     return refuse("notFound");
   }
 
-  async list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>> {
+  async list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>> {
     const { path, key: dir } = at;
     if (path.segments.length > 0 && options.after === null) {
       const [head, isDir] = await Promise.all([this.bucket.head(dir.slice(0, -1)), this.isDir(dir)]);
       if (head) return refuse("isFile");
       if (!isDir) return refuse("notFound");
     }
+    if (options.depth !== undefined && options.depth !== 1) return ok(await this.listTree(at, options));
     const collected: ListEntry[] = [];
     const seen = new Set<string>();
     const atCapRoot = path.segments.length === 0;
@@ -225,23 +298,17 @@ export class R2Storage implements StorageAdapter {
     const startAfter = options.after === null ? undefined : dir + options.after;
     let later: LaterFolders | undefined;
     for (;;) {
-      const page = await this.bucket.list({
+      const listing: ListOptions = {
         prefix: dir,
         delimiter: "/",
         limit: R2_PAGE,
+        include: WITH_HASH,
         ...(cursor ? { cursor } : startAfter ? { startAfter } : {}),
-      });
+      };
+      const page = await this.bucket.list(listing);
       for (const object of page.objects) {
         const name = object.key.slice(dir.length);
-        if (accept(name, options.after, seen, atCapRoot)) {
-          collected.push({
-            name,
-            type: "file",
-            size: object.size,
-            etag: object.etag,
-            modified: object.uploaded.toISOString(),
-          });
-        }
+        if (accept(name, options.after, seen, atCapRoot)) collected.push(fileEntry(name, object));
       }
       for (const prefix of page.delimitedPrefixes) {
         const name = prefix.slice(dir.length, -1);
@@ -273,6 +340,37 @@ export class R2Storage implements StorageAdapter {
     if (known.length <= options.limit && cut === undefined) return ok({ entries, next: null });
     // An empty page still moves on: every name up to the last candidate checked is known.
     return ok({ entries, next: entries.at(-1)?.name ?? later!.lastChecked! });
+  }
+
+  /**
+   * A recursive page: without a delimiter R2 lists every key below the folder
+   * in UTF-8 order, which is the order the page needs. At most
+   * {@link TREE_LIST_CALLS} lists, however the walk budget falls.
+   */
+  private async listTree(at: CheckedDir, options: StorageListOptions): Promise<StorageListPage> {
+    const dir = at.key;
+    const atCapRoot = at.path.segments.length === 0;
+    const page = new TreePage(options.depth ?? 0, options.limit, options.after);
+    let cursor: string | undefined;
+    const startAfter = options.after === null ? undefined : dir + options.after;
+    for (let call = 0; call < TREE_LIST_CALLS; call++) {
+      const listing: ListOptions = {
+        prefix: dir,
+        limit: R2_PAGE,
+        include: WITH_HASH,
+        ...(cursor ? { cursor } : startAfter ? { startAfter } : {}),
+      };
+      const listed = await this.bucket.list(listing);
+      for (const object of listed.objects) {
+        const name = object.key.slice(dir.length);
+        const step = isListablePath(name, atCapRoot) ? page.next(name) : page.skip(name);
+        if (step === "stop") return page.finish(false);
+        if (step === "file") page.addFile(fileEntry(name, object));
+      }
+      if (!listed.truncated) return page.finish(true);
+      cursor = listed.cursor;
+    }
+    return page.finish(false);
   }
 
   async move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>> {
@@ -307,6 +405,8 @@ export class R2Storage implements StorageAdapter {
     try {
       copied = await this.bucket.put(dst, source.size === 0 ? new Uint8Array(0) : fixed.readable, {
         httpMetadata: source.httpMetadata ?? {},
+        // The hash travels with the bytes.
+        customMetadata: source.customMetadata ?? {},
         ...(overwrite ? {} : { onlyIf: new Headers({ "if-none-match": "*" }) }),
       });
     } catch {

@@ -17,6 +17,8 @@ export interface FileMeta {
   size: number;
   /** Hex MD5 of the content, unquoted (R2's `etag`); every backend computes the same one. */
   etag: string;
+  /** Hex SHA-256 of the content, kept from its write; `null` when not known (an R2 object stored before). */
+  sha256: string | null;
   /** ISO 8601. */
   modified: string;
   contentType: string;
@@ -37,6 +39,13 @@ export interface StorageWriteOptions extends WritePreconditions {
   /** Exact body length in bytes; the body must deliver exactly this many. */
   length: number;
   contentType: string;
+}
+
+/** What a listing asks: names after `after`; `depth` 1 (or absent) lists direct children, else see tree-page.ts. */
+export interface StorageListOptions {
+  after: string | null;
+  limit: number;
+  depth?: number | undefined;
 }
 
 /** One page of a storage listing, before the cap object turns `next` into an opaque cursor. */
@@ -60,6 +69,7 @@ export interface StorageListPage {
  * - stat: file meta, `{ type: "dir" }`, or `not_found`.
  * - list: direct children sorted by UTF-8 bytes, names after `after`;
  *   `conflict` for a file, `not_found` for a missing non-root directory.
+ *   With `depth` other than 1, the files below, as TreePage (tree-page.ts) builds them.
  * - move: files only; `conflict` when the destination exists (unless
  *   `overwrite`) or is a directory; the source survives any failed copy.
  * - prepareRoot: a new cap root is acceptable (`conflict` if it is a file).
@@ -69,7 +79,7 @@ export interface StorageAdapter {
   write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<WriteResult>>;
   remove(at: CheckedFile): Promise<Result<null>>;
   stat(at: CheckedEntry): Promise<Result<Stat>>;
-  list(at: CheckedDir, options: { after: string | null; limit: number }): Promise<Result<StorageListPage>>;
+  list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>>;
   /** Both ends lie under the same cap root. */
   move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>>;
   /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */

@@ -43,7 +43,12 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
         ifNoneMatch: undefined,
       })) as Result<WriteResult>;
       return written.ok
-        ? ok({ created: written.value.created, size: written.value.size, etag: written.value.etag })
+        ? ok({
+            created: written.value.created,
+            size: written.value.size,
+            etag: written.value.etag,
+            sha256: written.value.sha256,
+          })
         : written;
     },
 

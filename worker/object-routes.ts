@@ -107,8 +107,8 @@ objectRoutes.put(
       ifNoneMatch: c.req.header("if-none-match"),
     });
     if (!result.ok) return errorResponse(result.error);
-    const { created, size, etag } = result.value;
-    return Response.json({ size, etag }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
+    const { created, size, etag, sha256 } = result.value;
+    return Response.json({ size, etag, sha256 }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
   }),
 );
 
@@ -127,7 +127,9 @@ objectRoutes.get(
 
 objectRoutes.get(
   "/:token/list",
-  withQuery(["path", "cursor", "limit"], async (cap, q) => json(await cap.listDir(q.path, q.cursor, q.limit))),
+  withQuery(["path", "cursor", "limit", "depth"], async (cap, q) =>
+    json(await cap.listDir(q.path, q.cursor, q.limit, q.depth)),
+  ),
 );
 
 objectRoutes.post(

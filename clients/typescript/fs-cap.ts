@@ -190,8 +190,8 @@ export class FsCap {
       expect: [200, 201],
     };
     const response = await this.#http.send(prepared.duplex ? { ...request, duplex: prepared.duplex } : request);
-    const result = await this.#http.json<{ size: number; etag: string }>(response);
-    return { created: response.status === 201, size: result.size, etag: result.etag };
+    const result = await this.#http.json<{ size: number; etag: string; sha256: string }>(response);
+    return { created: response.status === 201, size: result.size, etag: result.etag, sha256: result.sha256 };
   }
 
   /**
@@ -220,7 +220,7 @@ export class FsCap {
     const response = await this.#http.send({
       method: "GET",
       url: `${this.#base}/list`,
-      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit },
+      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit, depth: options.depth },
       expect: [200],
     });
     const page = await this.#http.json<ListPage>(response);
@@ -233,11 +233,12 @@ export class FsCap {
    * for await (const entry of fs.list("notes")) {
    *   console.log(entry.type === "dir" ? `${entry.name}/` : entry.name);
    * }
+   * for await (const file of fs.list("notes", { depth: 0 })) console.log(file.name, file.sha256); // every file below
    */
-  async *list(path = "", options: { limit?: number } = {}): AsyncGenerator<ListEntry, void, undefined> {
+  async *list(path = "", options: { limit?: number; depth?: number } = {}): AsyncGenerator<ListEntry, void, undefined> {
     let cursor: string | null = null;
     do {
-      const page: ListPage = await this.listPage(path, { cursor, limit: options.limit });
+      const page: ListPage = await this.listPage(path, { cursor, limit: options.limit, depth: options.depth });
       yield* page.entries;
       // A server that hands back the cursor it was given would loop forever.
       if (page.cursor !== null && page.cursor === cursor) {

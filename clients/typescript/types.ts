@@ -25,6 +25,13 @@ export interface ListPageOptions {
   cursor?: string | null;
   /** 1–1000; the server's default is 1000. */
   limit?: number;
+  /**
+   * 1 (the default): direct children. 0: every file below, each named by its
+   * path relative to the folder (`a/b.txt`). N: files down to N levels, and
+   * each folder deeper than that once, as a `dir` entry. A page may hold
+   * fewer entries than `limit` (even none) and still have a cursor.
+   */
+  depth?: number;
 }
 
 /** An inclusive byte range, as in HTTP: `{ start: 0, end: 99 }` is the first 100 bytes. */

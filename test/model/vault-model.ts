@@ -69,7 +69,15 @@ export type VaultRequest =
     }
   | { op: "delete"; cap: CapPick; path: string | null; queryFault?: QueryFault }
   | { op: "stat"; cap: CapPick; path: string | null; queryFault?: QueryFault }
-  | { op: "list"; cap: CapPick; path: string | null; queryFault?: QueryFault; limit?: string; cursor?: string }
+  | {
+      op: "list";
+      cap: CapPick;
+      path: string | null;
+      queryFault?: QueryFault;
+      limit?: string;
+      cursor?: string;
+      depth?: string;
+    }
   /** `body` is the raw JSON text sent. */
   | { op: "move"; cap: CapPick; body: string }
   | { op: "subdir"; cap: CapPick; body: string }
@@ -112,6 +120,7 @@ const FIXED_MESSAGES = new Set<ErrorCode>(["no_such_cap", "path_escapes", "absol
 interface ModelFile {
   bytes: Uint8Array;
   etag: string;
+  sha256: string;
   contentType: string;
 }
 
@@ -336,20 +345,22 @@ export class VaultModel {
     if (this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
     if (this.isDir(key.value)) return { observation: error("conflict") };
     const current = this.files.get(key.value) ?? null;
-    if (!writeAllowed({ ifMatch: request.ifMatch, ifNoneMatch: request.ifNoneMatch }, current?.etag ?? null)) {
+    if (!writeAllowed({ ifMatch: request.ifMatch, ifNoneMatch: request.ifNoneMatch }, current)) {
       return { observation: error("precondition_failed") };
     }
     const etag = md5Hex(request.content);
+    const sha256 = createHash("sha256").update(request.content).digest("hex");
     this.files.set(key.value, {
       bytes: request.content.slice(),
       etag,
+      sha256,
       contentType: request.contentType || DEFAULT_CONTENT_TYPE,
     });
     return {
       observation: {
         status: current ? 200 : 201,
         headers: { "content-type": "application/json", etag: `"${etag}"` },
-        body: { size: request.content.length, etag },
+        body: { size: request.content.length, etag, sha256 },
       },
     };
   }
@@ -399,6 +410,8 @@ export class VaultModel {
     const { cap, path } = access.value;
     const limit = parseLimit(request.limit);
     if (limit === null) return { observation: error("bad_request") };
+    const depth = request.depth === undefined || request.depth === "" ? 1 : Number(request.depth);
+    if (!/^\d{0,3}$/.test(request.depth ?? "") || depth > 512) return { observation: error("bad_request") };
     const after = this.decodeCursor(request.cursor);
     if (after === undefined) return { observation: error("bad_request") };
     const rootKey = cap.levels.join("");
@@ -410,8 +423,9 @@ export class VaultModel {
       if (this.files.has(self)) return { observation: error("conflict") };
       if (!this.isDir(self)) return { observation: error("not_found") };
     }
-    const byName = new Map<string, Json>();
     const atCapRoot = path.segments.length === 0;
+    if (depth !== 1) return this.listTree(cap, dirKey, atCapRoot, { limit, after, depth });
+    const byName = new Map<string, Json>();
     for (const [key, file] of this.files) {
       if (!key.startsWith(dirKey)) continue;
       const rest = key.slice(dirKey.length);
@@ -527,6 +541,47 @@ export class VaultModel {
   }
 
   /** The name a cursor continues after: `null` for none, `undefined` for an invalid cursor. */
+  /**
+   * Every file below `dirKey` by relative path in UTF-8 order; with `depth` N,
+   * a file deeper than N shows as its folder at level N, once. The cursor is
+   * the last file walked.
+   */
+  private listTree(
+    cap: ModelCap,
+    dirKey: string,
+    atCapRoot: boolean,
+    { limit, after, depth }: { limit: number; after: string | null; depth: number },
+  ): ModelAnswer {
+    const folderOf = (p: string) =>
+      depth === 0 || p.split("/").length <= depth ? null : p.split("/").slice(0, depth).join("/");
+    const paths = [...this.files.keys()]
+      .filter((key) => key.startsWith(dirKey))
+      .map((key) => key.slice(dirKey.length))
+      .filter((p) => !atCapRoot || namesItself(p.split("/")[0]!))
+      .filter((p) => after === null || compareUtf8(p, after) > 0)
+      .sort(compareUtf8);
+    const entries: Json[] = [];
+    let lastFolder = after === null ? null : folderOf(after);
+    let lastWalked = after;
+    let more = false;
+    for (const p of paths) {
+      const folder = folderOf(p);
+      const shown = folder === null || folder !== lastFolder;
+      if (shown && entries.length === limit) {
+        more = true;
+        break;
+      }
+      lastWalked = p;
+      const file = this.files.get(dirKey + p)!;
+      if (folder === null)
+        entries.push({ name: p, type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>" });
+      else if (shown) entries.push({ name: folder, type: "dir" });
+      if (folder !== null) lastFolder = folder;
+    }
+    const cursor = more ? MODEL_CURSOR + lastWalked : null;
+    return { observation: json(200, { entries, cursor: cursor === null ? null : "<cursor>" }), cursor };
+  }
+
   private decodeCursor(raw: string | undefined): string | null | undefined {
     if (raw === undefined || raw === "") return null;
     // The model only ever hands out its own cursors; anything else a test sends is garbage.
@@ -587,8 +642,9 @@ function empty(status: number): Observation {
   return { status, headers: {}, body: null };
 }
 
-function etagFor(cap: { rights: Right[] }, file: { etag: string }): { etag?: string } {
-  return cap.rights.includes("read") ? { etag: file.etag } : {};
+/** The content hashes (unkeyed, so guess oracles) only for a cap that may read. */
+function etagFor(cap: { rights: Right[] }, file: ModelFile): { etag?: string; sha256?: string } {
+  return cap.rights.includes("read") ? { etag: file.etag, sha256: file.sha256 } : {};
 }
 
 function noSuchCap(): Observation {

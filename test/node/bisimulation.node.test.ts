@@ -82,7 +82,7 @@ type Command =
   | { kind: "write"; cap: CapArg; path: PathArg; content: Uint8Array; contentType?: string; condition: WriteCondition }
   | { kind: "read"; cap: CapArg; path: PathArg; range?: string; condition: ReadCondition }
   | { kind: "stat"; cap: CapArg; path: PathArg }
-  | { kind: "list"; cap: CapArg; path: PathArg; limit?: string; cursor?: string }
+  | { kind: "list"; cap: CapArg; path: PathArg; limit?: string; cursor?: string; depth?: string }
   | { kind: "delete"; cap: CapArg; path: PathArg }
   | { kind: "move"; cap: CapArg; body: JsonBody }
   | { kind: "subdir"; cap: CapArg; body: JsonBody }
@@ -356,6 +356,12 @@ const command: fc.Arbitrary<Command> = fc.oneof(
         { weight: 12, arbitrary: fc.constant(undefined) },
         { weight: 1, arbitrary: fc.constantFrom("!", "..", "a b", "%2F", "") },
       ),
+      // Recursive listings (every file below, or folded at level 2), and depths refused.
+      depth: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        { weight: 4, arbitrary: fc.constantFrom("0", "2", "1") },
+        { weight: 1, arbitrary: fc.constantFrom("x", "-1", "513", "") },
+      ),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete" as const), cap: capArg, path: queryPath }) },
@@ -445,6 +451,7 @@ async function perform(
       const query = pathQuery(request.path, raw);
       if (request.limit !== undefined) query.push(`limit=${encodeURIComponent(request.limit)}`);
       if (request.cursor !== undefined) query.push(`cursor=${encodeURIComponent(request.cursor)}`);
+      if (request.depth !== undefined) query.push(`depth=${encodeURIComponent(request.depth)}`);
       response = await fetch(url("/list", query));
       break;
     }
@@ -677,6 +684,7 @@ function toPlainRequest(
       const request: VaultRequest = { op: "list", cap: pickCap(cmd.cap, model), path: cmd.path.text };
       if (cmd.limit !== undefined) request.limit = cmd.limit;
       if (cmd.cursor !== undefined) request.cursor = cmd.cursor;
+      if (cmd.depth !== undefined) request.depth = cmd.depth;
       return { request, ...raw(cmd.path) };
     }
     case "move":

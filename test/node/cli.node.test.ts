@@ -24,6 +24,7 @@ let vault: TestVault;
 let root: FsCap;
 let tmp: string;
 const md5 = (data: Uint8Array) => createHash("md5").update(data).digest("hex");
+const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 interface Spawned {
   code: number | null;
@@ -102,6 +103,7 @@ describe("the binary", () => {
       created: true,
       size: bytes.length,
       etag: md5(bytes),
+      sha256: sha256(bytes),
     });
     const cat = await capvault(["cat", "bin/blob.bin"], { env });
     expect(cat.code).toBe(0);

@@ -21,6 +21,7 @@ import {
   makeFixture,
   md5,
   put,
+  sha256,
 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
@@ -44,7 +45,12 @@ const tree = () => listTree(join(fx.base, "r"));
 describe("a write that needs many new folders", () => {
   it("makes all 400 of them, and the delete of its file removes them all", async () => {
     const path = deep(400);
-    expect(expectOk(await put(fx.storage, ROOT, path, "deep"))).toEqual({ created: true, size: 4, etag: md5("deep") });
+    expect(expectOk(await put(fx.storage, ROOT, path, "deep"))).toEqual({
+      created: true,
+      size: 4,
+      etag: md5("deep"),
+      sha256: sha256("deep"),
+    });
     expect(expectOk(await getText(fx.storage, ROOT, path))).toBe("deep");
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "d/d/d")))).toEqual({ type: "dir" });
     expect((await tree()).length).toBe(401);

@@ -91,6 +91,10 @@ export function md5(data: string | Uint8Array): string {
   return createHash("md5").update(data).digest("hex");
 }
 
+export function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
 /** A body delivered in small chunks, so the host really streams it. */
 export function bodyOf(data: string | Uint8Array, chunkSize = 7): ReadableStream<Uint8Array> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;

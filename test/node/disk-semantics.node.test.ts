@@ -10,7 +10,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
 import { checked, dirAt, entryAt, fileAt, rootAt } from "../checked-paths.ts";
-import { bodyOf, type DiskFixture, expectCode, expectOk, getText, makeFixture, md5, put } from "./disk-fixture.ts";
+import {
+  bodyOf,
+  type DiskFixture,
+  expectCode,
+  expectOk,
+  getText,
+  makeFixture,
+  md5,
+  put,
+  sha256,
+} from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -40,7 +50,12 @@ describe("round trip", () => {
     const written = expectOk(
       await put(fx.storage, ROOT, "notes/today.md", content, { contentType: "text/markdown; charset=utf-8" }),
     );
-    expect(written).toEqual({ created: true, size: Buffer.byteLength(content), etag: md5(content) });
+    expect(written).toEqual({
+      created: true,
+      size: Buffer.byteLength(content),
+      etag: md5(content),
+      sha256: sha256(content),
+    });
     expect(await readFile(join(fx.base, "r/notes/today.md"), "utf8")).toBe(content);
 
     const read = expectOk(await fx.storage.read(fileAt(ROOT, "notes/today.md"), {}));
@@ -57,7 +72,7 @@ describe("round trip", () => {
     });
 
     const replaced = expectOk(await put(fx.storage, ROOT, "notes/today.md", "v2", { contentType: "text/x-other" }));
-    expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2") });
+    expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2"), sha256: sha256("v2") });
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "notes/today.md")))).toMatchObject({
       contentType: "text/x-other",
       size: 2,

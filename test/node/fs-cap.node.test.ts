@@ -16,6 +16,7 @@ let fs: FsCap;
 /** Every CapError any test saw, checked at the end for leaked tokens. */
 const seenErrors: CapError[] = [];
 const md5 = (data: Uint8Array | string) => createHash("md5").update(data).digest("hex");
+const sha256 = (data: Uint8Array | string) => createHash("sha256").update(data).digest("hex");
 const token = (cap: FsCap) => cap.url.slice(cap.url.lastIndexOf("/") + 1);
 
 /** Awaits a call that must be refused and returns the CapError. */
@@ -115,9 +116,9 @@ describe("the hermes-fs-as-cap test vector", () => {
 describe("files", () => {
   it("write, read, readText, stat round-trip with created/replaced and matching etags", async () => {
     const first = await fs.write("notes/a.txt", "hello");
-    expect(first).toEqual({ created: true, size: 5, etag: md5("hello") });
+    expect(first).toEqual({ created: true, size: 5, etag: md5("hello"), sha256: sha256("hello") });
     const second = await fs.write("notes/a.txt", "hello, world", { contentType: "text/x-note" });
-    expect(second).toEqual({ created: false, size: 12, etag: md5("hello, world") });
+    expect(second).toEqual({ created: false, size: 12, etag: md5("hello, world"), sha256: sha256("hello, world") });
     expect(await fs.readText("notes/a.txt")).toBe("hello, world");
     expect(await fs.stat("notes/a.txt")).toMatchObject({
       type: "file",

@@ -86,7 +86,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const reader = await child(root, { path: "", rights: ["read", "list"] });
     expect(await (await reader.stat("secrets/pin.txt")).json()).toMatchObject({ type: "file", etag: hash });
     expect(((await (await reader.list("secrets")).json()) as { entries: unknown[] }).entries).toEqual([
-      { name: "pin.txt", type: "file", size: 4, etag: hash, modified: expect.any(String) },
+      { name: "pin.txt", type: "file", size: 4, etag: hash, sha256: expect.any(String), modified: expect.any(String) },
     ]);
     const readOnly = await child(root, { path: "", rights: ["read"] });
     expect(await (await readOnly.stat("secrets/pin.txt")).json()).toMatchObject({ etag: hash });
@@ -110,6 +110,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       ["if-none-match", `"${hash}"`],
       ["if-none-match", `"${wrong}"`],
       ["if-match", `*, "${hash}"`],
+      ["if-match", `"sha256:${"0".repeat(64)}"`],
     ];
     for (const probe of probes) {
       const res = await writer.write("secrets/pin.txt", PIN, [probe]);
@@ -124,6 +125,10 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await writer.write("secrets/new.txt", "x", { "if-none-match": "*" })).status).toBe(201);
     expect((await writer.write("secrets/new.txt", "y", { "if-match": "*" })).status).toBe(200);
     // The write's own answer carries the etag of the bytes the writer sent: nothing it did not know.
-    expect(await (await writer.write("secrets/new.txt", "z")).json()).toEqual({ size: 1, etag: await md5Hex("z") });
+    expect(await (await writer.write("secrets/new.txt", "z")).json()).toEqual({
+      size: 1,
+      etag: await md5Hex("z"),
+      sha256: "594e519ae499312b29433b7dd8a97ff068defcba9755b6d5d00e84c524d67b06",
+    });
   });
 });

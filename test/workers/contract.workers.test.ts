@@ -6,6 +6,11 @@ import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 let counter = 0;
 
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 async function md5Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("MD5", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -37,7 +42,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const fs = await fresh();
       const first = await fs.write("a/b.txt", "hello", { "content-type": "text/plain; charset=utf-8" });
       expect(first.status).toBe(201);
-      expect(await first.json()).toEqual({ size: 5, etag: await md5Hex("hello") });
+      expect(await first.json()).toEqual({ size: 5, etag: await md5Hex("hello"), sha256: await sha256Hex("hello") });
       const second = await fs.write("a/b.txt", "hello world", { "content-type": "text/markdown" });
       expect(second.status).toBe(200);
       const res = await fs.read("a/b.txt");

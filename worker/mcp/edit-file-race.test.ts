@@ -30,7 +30,7 @@ function racingFile(
       interfere(writes++, set);
       if (options?.ifMatch !== undefined && options.ifMatch !== `v${version}`) return fail("precondition_failed");
       set(next);
-      return ok({ created: false, size: next.length, etag: `v${version}` });
+      return ok({ created: false, size: next.length, etag: `v${version}`, sha256: `s${version}` });
     },
     stat: async () => fail("not_found"),
     list: async () => fail("not_found"),

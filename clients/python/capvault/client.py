@@ -82,6 +82,7 @@ class Entry(TypedDict, total=False):
     type: str  # "file" or "dir"
     size: int
     etag: str  # unquoted md5 hex
+    sha256: Optional[str]  # hex; None for an R2 file stored before hashes were kept
     modified: str  # ISO 8601
 
 
@@ -91,6 +92,7 @@ class FileStat(TypedDict, total=False):
     type: str
     size: int
     etag: str
+    sha256: Optional[str]
     modified: str
     contentType: str
 
@@ -122,6 +124,7 @@ class WriteResult(TypedDict):
 
     size: int
     etag: str
+    sha256: str
     created: bool
 
 
@@ -341,7 +344,8 @@ class FsCap:
         that version; ``if_none_match="*"`` writes only if nothing is there; a
         failed condition raises ``precondition_failed`` and writes nothing.
 
-        Returns ``{"size", "etag", "created"}``.
+        Returns ``{"size", "etag", "sha256", "created"}``. ``if_match`` also takes
+        ``"sha256:<hex>"`` of the bytes expected there, computed locally.
 
         Example::
 
@@ -375,7 +379,12 @@ class FsCap:
             "PUT", "file", query={"path": rel}, body=body, headers=headers, ok=(200, 201)
         )
         result = _json_object(raw)
-        return {"size": result.get("size"), "etag": result.get("etag"), "created": status == 201}  # type: ignore[typeddict-item]
+        return {  # type: ignore[typeddict-item]
+            "size": result.get("size"),
+            "etag": result.get("etag"),
+            "sha256": result.get("sha256"),
+            "created": status == 201,
+        }
 
     def delete(self, path: PathArg) -> None:
         """Delete the file at ``path`` (needs ``delete``). Directories are not deleted (``conflict``).
@@ -431,11 +440,18 @@ class FsCap:
     # ------------------------------------------------------------------ listing
 
     def list_page(
-        self, path: PathArg = "", cursor: Optional[str] = None, limit: Optional[int] = None
+        self,
+        path: PathArg = "",
+        cursor: Optional[str] = None,
+        limit: Optional[int] = None,
+        depth: Optional[int] = None,
     ) -> Tuple[List[Entry], Optional[str]]:
         """One page of the folder at ``path`` (needs ``list``): ``(entries, next_cursor)``.
 
         ``next_cursor`` is None on the last page. ``limit`` is 1..1000 (server default 1000).
+        ``depth`` 1 (default) lists direct children; 0 every file below, named by its
+        relative path (``a/b.txt``); N files down to N levels and deeper folders once.
+        A page may hold fewer than ``limit`` entries and still have a next cursor.
 
         Example::
 
@@ -446,6 +462,8 @@ class FsCap:
             query["cursor"] = cursor
         if limit is not None:
             query["limit"] = str(int(limit))
+        if depth is not None:
+            query["depth"] = str(int(depth))
         _, _, raw = self._request("GET", "list", query=query)
         page = _json_object(raw)
         entries = page.get("entries")
@@ -456,11 +474,14 @@ class FsCap:
             raise CapError("bad_response", "listing cursor is not a string")
         return entries, next_cursor or None
 
-    def iter_list(self, path: PathArg = "", page_size: Optional[int] = None) -> Iterator[Entry]:
+    def iter_list(
+        self, path: PathArg = "", page_size: Optional[int] = None, depth: Optional[int] = None
+    ) -> Iterator[Entry]:
         """Every entry of the folder at ``path``, following the cursor page by page.
 
         Entries are the folder's direct children, sorted by the UTF-8 bytes of
         their names; a sub-folder appears once, as ``{"name", "type": "dir"}``.
+        With ``depth`` (see :meth:`list_page`), the files below instead.
 
         Example::
 
@@ -471,7 +492,7 @@ class FsCap:
         cursor: Optional[str] = None
         seen_cursors = set()
         while True:
-            entries, cursor = self.list_page(rel, cursor=cursor, limit=page_size)
+            entries, cursor = self.list_page(rel, cursor=cursor, limit=page_size, depth=depth)
             yield from entries
             if cursor is None:
                 return
@@ -479,14 +500,14 @@ class FsCap:
                 raise CapError("bad_response", "listing cursor repeated")
             seen_cursors.add(cursor)
 
-    def list(self, path: PathArg = "", page_size: Optional[int] = None) -> List[Entry]:
+    def list(self, path: PathArg = "", page_size: Optional[int] = None, depth: Optional[int] = None) -> List[Entry]:
         """All entries of the folder at ``path`` (all pages), as a list. See :meth:`iter_list`.
 
         Example::
 
             names = [e["name"] for e in fs.list()]
         """
-        return [entry for entry in self.iter_list(path, page_size=page_size)]
+        return [entry for entry in self.iter_list(path, page_size=page_size, depth=depth)]
 
     # ------------------------------------------------------------------ delegation
 

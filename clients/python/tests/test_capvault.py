@@ -253,14 +253,31 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertEqual([r["path"] for r in _Recorder.requests], [f"/object/{FAKE_TOKEN}/file"])
 
     def test_write_headers(self) -> None:
-        self.answer(lambda req: _json(201, {"size": len(req["body"]), "etag": hashlib.md5(req["body"]).hexdigest()}))
+        self.answer(
+            lambda req: _json(
+                201,
+                {
+                    "size": len(req["body"]),
+                    "etag": hashlib.md5(req["body"]).hexdigest(),
+                    "sha256": hashlib.sha256(req["body"]).hexdigest(),
+                },
+            )
+        )
         r = self.fs.write("a.bin", b"\x00\xff", if_none_match="*")
         req = _Recorder.requests[-1]
         self.assertEqual(req["method"], "PUT")
         self.assertEqual(req["headers"]["content-length"], "2")
         self.assertEqual(req["headers"]["content-type"], "application/octet-stream")
         self.assertEqual(req["headers"]["if-none-match"], "*")
-        self.assertEqual(r, {"size": 2, "etag": hashlib.md5(b"\x00\xff").hexdigest(), "created": True})
+        self.assertEqual(
+            r,
+            {
+                "size": 2,
+                "etag": hashlib.md5(b"\x00\xff").hexdigest(),
+                "sha256": hashlib.sha256(b"\x00\xff").hexdigest(),
+                "created": True,
+            },
+        )
 
         self.fs.write("notes.md", "h\u00e9", if_match="abc")
         req = _Recorder.requests[-1]

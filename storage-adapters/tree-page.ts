@@ -1,0 +1,103 @@
+import { parseRelPath } from "../shared/rel-path.ts";
+import type { ListEntry } from "../shared/wire-types.ts";
+import type { StorageListPage } from "./storage-adapter.ts";
+
+/**
+ * Files one recursive page may walk, shown or folded into a folder entry.
+ * Why a bound and not "until the page is full": with `depth`, a folder of a
+ * million files is one entry, and skipping its files must not be one
+ * request's work. A page that reaches the bound ends early (possibly empty)
+ * with a cursor; every backend counts the same files, so they page alike.
+ */
+export const TREE_WALK_BUDGET = 4000;
+/** The deepest `depth` worth asking for: a key of 1,024 bytes has at most 512 segments. */
+export const MAX_DEPTH = 512;
+
+/**
+ * Builds one page of a recursive listing from the files below the listed
+ * folder, offered in UTF-8 byte order of their relative paths (R2's key
+ * order; the disk host walks in the same order). With `depth` 0 every file
+ * is an entry, named by its path (`a/b.txt`); with `depth` N a file more than
+ * N levels down shows as its folder at level N, once, where its first file
+ * sorts (a folder sorts as its name followed by `/`).
+ *
+ * The cursor is the last file walked: a page resumes with the files after it,
+ * so files added while a client pages appear once or (if they sort before
+ * the cursor) not at all, and none is shown twice. A folder whose files
+ * straddle two pages is not shown again: the cursor lies inside it.
+ */
+export class TreePage {
+  readonly entries: ListEntry[] = [];
+  private walked = 0;
+  private lastWalked: string | null;
+  private lastFolder: string | null;
+  private stopped = false;
+
+  constructor(
+    private readonly depth: number,
+    private readonly limit: number,
+    after: string | null,
+  ) {
+    this.lastWalked = after;
+    this.lastFolder = after === null ? null : this.folderOf(after);
+  }
+
+  /**
+   * The next file path, after the previous one. `"file"`: show it (the caller
+   * adds its entry with {@link addFile}, or nothing if it is gone); `"folded"`:
+   * walked, nothing more to do; `"stop"`: the page is done, stop walking.
+   */
+  next(path: string): "file" | "folded" | "stop" {
+    if (this.stopped || this.walked >= TREE_WALK_BUDGET) return this.stop();
+    const folder = this.folderOf(path);
+    const shown = folder === null || folder !== this.lastFolder;
+    // Full, and one more entry exists: that is what makes a cursor.
+    if (shown && this.entries.length === this.limit) return this.stop();
+    this.walked++;
+    this.lastWalked = path;
+    if (folder === null) return "file";
+    if (shown) this.entries.push({ name: folder, type: "dir" });
+    this.lastFolder = folder;
+    return "folded";
+  }
+
+  /** A key no cap can name (written around the vault): walked, never shown. */
+  skip(path: string): "folded" | "stop" {
+    if (this.stopped || this.walked >= TREE_WALK_BUDGET) return this.stop();
+    this.walked++;
+    this.lastWalked = path;
+    return "folded";
+  }
+
+  addFile(entry: ListEntry): void {
+    this.entries.push(entry);
+  }
+
+  /** The page; `exhausted` when the walk found no file after the last one offered. */
+  finish(exhausted: boolean): StorageListPage {
+    const more = this.stopped || !exhausted;
+    return { entries: this.entries, next: more ? this.lastWalked : null };
+  }
+
+  private stop(): "stop" {
+    this.stopped = true;
+    return "stop";
+  }
+
+  /** The folder at `depth` holding `path`, or `null` when the file itself is shown. */
+  private folderOf(path: string): string | null {
+    if (this.depth === 0) return null;
+    let at = -1;
+    for (let level = 0; level < this.depth; level++) {
+      at = path.indexOf("/", at + 1);
+      if (at < 0) return null;
+    }
+    return path.slice(0, at);
+  }
+}
+
+/** Whether a cap could name `path` below the listed folder (at the cap's root, `~x` or `c:` could not). */
+export function isListablePath(path: string, atCapRoot: boolean): boolean {
+  const parsed = parseRelPath(atCapRoot ? path : `x/${path}`);
+  return parsed.ok && parsed.value.segments.slice(atCapRoot ? 0 : 1).join("/") === path;
+}

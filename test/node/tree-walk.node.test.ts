@@ -1,0 +1,97 @@
+/**
+ * Recursive listing on real folders: the disk host's bounded depth-first walk,
+ * driven through DiskStorage and the wire protocol as under Miniflare.
+ */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { compareUtf8 } from "../../shared/utf8-order.ts";
+import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
+import { TREE_WALK_BUDGET } from "../../storage-adapters/tree-page.ts";
+import { dirAt, rootAt } from "../checked-paths.ts";
+import { type DiskFixture, expectOk, makeFixture, put, sha256 } from "./disk-fixture.ts";
+
+const ROOT: Root = ["r/"];
+let fx: DiskFixture;
+
+beforeEach(async () => {
+  fx = await makeFixture();
+  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
+});
+
+afterEach(async () => {
+  try {
+    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  } finally {
+    await fx.close();
+  }
+});
+
+/** Places files by hand, in parallel: this is about listing, not writing. */
+async function place(files: string[]): Promise<void> {
+  for (let i = 0; i < files.length; i += 200) {
+    await Promise.all(
+      files.slice(i, i + 200).map(async (path) => {
+        await mkdir(dirname(join(fx.base, "r", path)), { recursive: true });
+        await writeFile(join(fx.base, "r", path), path);
+      }),
+    );
+  }
+}
+
+/** Every page of a listing; folders end in `/`. */
+async function walkAll(path: string, depth: number, limit: number) {
+  const names: string[] = [];
+  const sizes: number[] = [];
+  let after: string | null = null;
+  do {
+    const page: StorageListPage = expectOk(await fx.storage.list(dirAt(ROOT, path), { after, limit, depth }));
+    names.push(...page.entries.map((e) => `${e.name}${e.type === "dir" ? "/" : ""}`));
+    sizes.push(page.entries.length);
+    after = page.next;
+  } while (after !== null);
+  return { names, sizes };
+}
+
+describe("recursive listing on disk", () => {
+  it("3,000 files in nested folders: depth=0 gives every file once, in UTF-8 order; depth=2 each folder once", async () => {
+    const files = Array.from({ length: 3000 }, (_, i) => `n${i % 7}/m${i % 13}/${i % 5 === 0 ? "deep/" : ""}f${i}.txt`);
+    // Names whose byte order is not segment order: `!` and `.` sort before `/`.
+    files.push("n1!x", "n1.txt", "n1/m1!y", "😀/a", "\uFFFD/b");
+    await place(files);
+    const all = await walkAll("", 0, 1000);
+    expect(all.names).toEqual([...files].sort(compareUtf8));
+    expect(all.sizes).toEqual([1000, 1000, 1000, 5]);
+
+    const folders = files.map((p) => {
+      const parts = p.split("/");
+      return parts.length > 2 ? `${parts.slice(0, 2).join("/")}/` : p;
+    });
+    expect((await walkAll("", 2, 7)).names).toEqual([...new Set(folders)].sort(compareUtf8));
+  });
+
+  it("a folder of more files than one page may walk is shown once; the page that hits the bound ends early", async () => {
+    const files = Array.from({ length: TREE_WALK_BUDGET + 500 }, (_, i) => `big/sub/f${i}`);
+    files.push("after.txt", "big!", "big/sub!", "big/z");
+    await place(files);
+    const folded = await walkAll("", 2, 1000);
+    expect(folded.names).toEqual(["after.txt", "big!", "big/sub!", "big/sub/", "big/z"]);
+    // The first page walked its bound of files, all inside `big/sub`, and stopped there.
+    expect(folded.sizes).toEqual([4, 1]);
+    const every = await walkAll("", 0, 1000);
+    expect(every.names).toEqual([...files].sort(compareUtf8));
+  });
+
+  it("files written through the vault carry their sha256; links are not followed", async () => {
+    expectOk(await put(fx.storage, ROOT, "notes/a.md", "alpha"));
+    await mkdir(join(fx.base, "r", "real"), { recursive: true });
+    await writeFile(join(fx.base, "r", "real", "x.txt"), "x");
+    await symlink(join(fx.base, "r", "real"), join(fx.base, "r", "loop"));
+    await symlink(join(fx.base, "r"), join(fx.base, "r", "real", "up"));
+    await symlink(join(fx.outside, "secret.txt"), join(fx.base, "r", "secret.txt"));
+    const page = expectOk(await fx.storage.list(dirAt(ROOT, ""), { after: null, limit: 100, depth: 0 }));
+    expect(page.entries.map((e) => e.name)).toEqual(["notes/a.md", "real/x.txt"]);
+    expect(page.entries[0]).toMatchObject({ sha256: sha256("alpha"), size: 5 });
+    expect(page.entries[1]).toMatchObject({ sha256: sha256("x") });
+  });
+});
