@@ -17,6 +17,7 @@ import {
 } from "./storage-adapter.ts";
 import { isListablePath, TREE_WALK_BUDGET, TreePage } from "./tree-page.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
+import { readWhole, WHOLE_BODY_MAX } from "./whole-body.ts";
 
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
@@ -29,7 +30,7 @@ const R2_PAGE = 1000;
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
- *   write A + 5 (list, head, put, and get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
+ *   write A + 5 (list, head, put, and over 256 KiB get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
  *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
@@ -171,6 +172,7 @@ export class R2Storage implements StorageAdapter {
     // An empty file is stored from an empty buffer: R2 does not read a
     // zero-length stream, and a pipe into it would wait for a reader forever.
     if (options.length === 0) return this.writeEmpty(key, body, options, current);
+    if (options.length <= WHOLE_BODY_MAX) return this.writeWhole(key, body, options, current);
     const fixed = new FixedLengthStream(options.length);
     let delivered = 0;
     // Hashed on the way to R2, so the bytes are read once.
@@ -239,6 +241,32 @@ export class R2Storage implements StorageAdapter {
     } catch {
       // The file is stored whole; only its hash is missing.
     }
+  }
+
+  /** A small body, read whole and hashed first, so the put records its hash: one R2 write. */
+  private async writeWhole(
+    key: string,
+    body: ReadableStream<Uint8Array>,
+    options: StorageWriteOptions,
+    current: R2Object | null,
+  ): Promise<Result<WriteResult>> {
+    const bytes = await readWhole(body, options.length);
+    if (!bytes) return refuse("lengthMismatch");
+    const sha256 = hex(await crypto.subtle.digest("SHA-256", bytes));
+    const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
+    const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
+    let stored: R2Object | null;
+    try {
+      stored = await this.bucket.put(key, bytes, {
+        httpMetadata: { contentType: options.contentType },
+        customMetadata: { [SHA256_KEY]: sha256 },
+        ...(conditional ? { onlyIf } : {}),
+      });
+    } catch {
+      return refuse("storageFailed");
+    }
+    if (!stored) return refuse("preconditionFailed");
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256 });
   }
 
   private async writeEmpty(
