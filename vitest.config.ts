@@ -1,6 +1,31 @@
+import { accessSync, constants, statSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 import { LongestFirstSequencer } from "./test/longest-first-sequencer.ts";
 import { keepConsoleLog } from "./test/request-log-filter.ts";
+
+/**
+ * Test state in memory when the machine has a tmpfs. The suite fsyncs a lot:
+ * every Durable Object write is a SQLite commit, every disk-backend write two
+ * fsyncs, and each test starts vaults with fresh state folders. On a virtual
+ * disk those waits were a fifth of `npm test`'s time (376 s on /tmp, 307 s on
+ * /dev/shm, same clone, 2 cores). What the tests check is unchanged: a
+ * "crash" here is a SIGKILL, whose writes the page cache keeps on either
+ * file system; links, renames and O_NOFOLLOW behave the same. A TMPDIR the
+ * user set is kept. Set before the projects load: they make their folders
+ * with os.tmpdir(), and the test processes inherit the variable.
+ */
+function memoryTmpdir(): string | undefined {
+  try {
+    if (!statSync("/dev/shm").isDirectory()) return undefined;
+    accessSync("/dev/shm", constants.W_OK);
+    return "/dev/shm";
+  } catch {
+    return undefined;
+  }
+}
+const inMemory = process.env.TMPDIR ? undefined : memoryTmpdir();
+// (process.env turns an undefined value into the string "undefined".)
+if (inMemory) process.env.TMPDIR = inMemory;
 
 /**
  * Three projects. `workers` runs test/workers inside workerd (the worker, its
