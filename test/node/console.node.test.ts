@@ -195,6 +195,11 @@ describe("web console in Chromium", () => {
     await child.reload(); // a fragment change alone does not reload
     await child.locator(".gone").waitFor();
     expect(await child.locator("body").innerHTML()).toBe(revokedPage);
+    // Not a token at all: `..` would resolve /object/.. to another route; it is an unknown cap too.
+    await child.goto(`${vault.url}/ui#..`);
+    await child.reload();
+    await child.locator(".gone").waitFor();
+    expect(await child.locator("body").innerHTML()).toBe(revokedPage);
     await shot(child, "07-revoked");
 
     // 9. The audit tab: newest first, a reach past the root highlighted.

@@ -444,6 +444,9 @@ describe("hostile paths come back as tool errors carrying the wire code", () => 
     ["move_file", { source: "//etc/passwd", destination: "p.md" }, "absolute_path: absolute paths forbidden"],
     ["create_subdir_cap", { path: ".." }, "path_escapes: path escapes"],
     ["create_subdir_cap", { path: "//x" }, "absolute_path: absolute paths forbidden"],
+    // The walking tools take the leading `/` off once too, not once per layer.
+    ["directory_tree", { path: "//notes" }, "absolute_path: absolute paths forbidden"],
+    ["search_files", { path: "//notes", pattern: "*" }, "absolute_path: absolute paths forbidden"],
   ])("%s %j → %s", async (name, args, text) => {
     const client = await connect(fs.url);
     expect(await call(client, name, args)).toEqual({ isError: true, text });

@@ -63,7 +63,11 @@ export function capPath(raw: string): string {
 /** A directory as tools join names onto it: {@link capPath}, without the one trailing `/` the parser would ignore. */
 export function capDir(raw: string): string {
   const path = capPath(raw);
-  return path.endsWith("/") ? path.slice(0, -1) : path;
+  const dir = path.endsWith("/") ? path.slice(0, -1) : path;
+  // The walk hands this to the rooted files, which take one `/` off again: a
+  // dir that still starts with `/` (`//etc` given) gets it back, so the
+  // parser sees the absolute path the caller wrote, as read_file does.
+  return dir.startsWith("/") ? `/${dir}` : dir;
 }
 
 /** `files` with every path taken through {@link capPath}. */

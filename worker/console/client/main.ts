@@ -57,11 +57,16 @@ async function boot(): Promise<void> {
 
 /** The token in the fragment; a fragment that is not valid percent-encoding names no cap (and gets the page for unknown caps). */
 function fragmentToken(): string {
+  let raw: string;
   try {
-    return decodeURIComponent(location.hash.slice(1));
+    raw = decodeURIComponent(location.hash.slice(1));
   } catch {
-    return location.hash.slice(1);
+    raw = location.hash.slice(1);
   }
+  // A token is base32 (URL-safe characters only). Anything else (`..` above all, which the
+  // browser would resolve out of /object/ into another route) is asked about
+  // as a name no cap has, so it gets the one page every unknown cap gets.
+  return raw === "" || /^[A-Za-z0-9_-]+$/.test(raw) ? raw : "not-a-cap";
 }
 
 /** No cap in the fragment: ask for one, and put it in the fragment (never in a query the server would see). */
