@@ -67,40 +67,45 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 
-  const { value: mf, sealed } = await withSealedLoopback(async () => {
-    const mf = new Miniflare({
-      host: settings.host,
-      port: settings.port,
-      modules: true,
-      scriptPath,
-      modulesRoot: path.dirname(scriptPath),
-      compatibilityDate: config.compatibility_date,
-      compatibilityFlags: config.compatibility_flags,
-      durableObjects: {
-        CAPS: { className: "CapObject", useSQLite: true },
-        ROOTS: { className: "RootRegistry", useSQLite: true },
-      },
-      r2Buckets: ["BUCKET"],
-      durableObjectsPersist: path.join(settings.state, "durable-objects"),
-      r2Persist: path.join(settings.state, "r2"),
-      bindings,
-      serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
-    });
-    await mf.ready;
-    return mf;
-  });
+  // Held outside the start callback: a Miniflare that fails while starting
+  // (its port taken, workerd gone) still has servers and a child to end.
+  let mf: Miniflare | undefined;
   const stop = async () => {
-    await mf.dispose();
+    await mf?.dispose().catch(() => undefined);
     await diskSocket.close();
     await disk.close();
     await rm(runDir, { recursive: true, force: true });
   };
   try {
+    const { sealed } = await withSealedLoopback(async () => {
+      mf = new Miniflare({
+        host: settings.host,
+        port: settings.port,
+        modules: true,
+        scriptPath,
+        modulesRoot: path.dirname(scriptPath),
+        compatibilityDate: config.compatibility_date,
+        compatibilityFlags: config.compatibility_flags,
+        durableObjects: {
+          CAPS: { className: "CapObject", useSQLite: true },
+          ROOTS: { className: "RootRegistry", useSQLite: true },
+        },
+        r2Buckets: ["BUCKET"],
+        durableObjectsPersist: path.join(settings.state, "durable-objects"),
+        r2Persist: path.join(settings.state, "r2"),
+        bindings,
+        serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
+      });
+      return mf.ready;
+    });
     await assertSealed(sealed);
-    const url = (await mf.ready).origin;
-    const firstRun = await mintFirstRoots(mf, settings, adminToken);
+    const running = mf!;
+    const url = (await running.ready).origin;
+    const firstRun = await mintFirstRoots(running, settings, adminToken);
     return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
   } catch (error) {
+    // Without this, a failed start left the disk socket and Miniflare's
+    // servers open and `capvault serve` alive after printing its error.
     await stop();
     throw error;
   }

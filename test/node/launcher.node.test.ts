@@ -1,9 +1,15 @@
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { once } from "node:events";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { request } from "node:http";
+import { createServer } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { groupPids } from "./process-sockets.ts";
+import { NODE_ARGS, startTestVault, type TestVault, unusedPort } from "./test-vault.ts";
 
 let vault: TestVault;
 
@@ -256,6 +262,44 @@ describe("revocation against transfers in flight", () => {
         }
         expect(stat.status).toBe(404);
       }
+    }
+  }, 60_000);
+});
+
+describe("a start that fails", () => {
+  it("exits with the reason when its port is taken, leaving no process behind", async () => {
+    const port = await unusedPort();
+    const squatter = createServer().listen(port, "127.0.0.1");
+    await once(squatter, "listening");
+    const base = await mkdtemp(path.join(os.tmpdir(), "capvault-taken-"));
+    try {
+      const child = spawn(process.execPath, [...NODE_ARGS, path.join(PROJECT_ROOT, "cli/capvault.ts"), "serve"], {
+        cwd: base,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          CAPVAULT_STATE: path.join(base, "state"),
+          CAPVAULT_ADMIN_TOKEN: "",
+          CLOUDFLARE_CF_FETCH_ENABLED: "false",
+        },
+      });
+      let output = "";
+      child.stdout!.on("data", (c: Buffer) => (output += c));
+      child.stderr!.on("data", (c: Buffer) => (output += c));
+      // Before the fix the launcher printed its error and then stayed alive,
+      // held by the disk socket and Miniflare's servers: this never resolved.
+      const [code] = (await once(child, "exit")) as [number | null];
+      expect(code).not.toBe(0);
+      expect(output).toMatch(/Address already in use/);
+      expect(output).not.toMatch(/listening on/);
+      // Its whole process group (workerd included) has exited.
+      expect(await groupPids(child.pid!, true)).toEqual([]);
+    } finally {
+      squatter.close();
+      await rm(base, { recursive: true, force: true });
     }
   }, 60_000);
 });

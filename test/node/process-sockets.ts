@@ -3,15 +3,15 @@ import { readdir, readFile, readlink } from "node:fs/promises";
 /** One listening socket of a process group, read from /proc. */
 export type ListeningSocket = { kind: "tcp"; address: string; port: number } | { kind: "unix"; path: string };
 
-/** Pids whose process group is `pgid`. */
-export async function groupPids(pgid: number): Promise<number[]> {
+/** Pids whose process group is `pgid`; with `runningOnly`, zombies (exited, not yet reaped) are left out. */
+export async function groupPids(pgid: number, runningOnly = false): Promise<number[]> {
   const pids: number[] = [];
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
     // Fields after "(comm) ": state, ppid, pgrp, ...
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid) pids.push(Number(name));
+    if (Number(fields[2]) === pgid && !(runningOnly && fields[0] === "Z")) pids.push(Number(name));
   }
   return pids;
 }

@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 
 /** tsx as a loader only: its CLI would add a parent process with an IPC socket of its own. */
-const NODE_ARGS = ["--import", pathToFileURL(path.join(PROJECT_ROOT, "node_modules/tsx/dist/loader.mjs")).href];
+export const NODE_ARGS = ["--import", pathToFileURL(path.join(PROJECT_ROOT, "node_modules/tsx/dist/loader.mjs")).href];
 /** The admin token of test vaults (written to their state folder before start). */
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789abcdef-0123";
 
@@ -49,7 +49,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   let child: ChildProcess;
   let url = "";
   // One port for the vault's whole life, so cap URLs stay valid across restarts.
-  const port = await freePort();
+  let port = await unusedPort();
   const caps: Record<string, string> = {};
   // The admin token waits in the state folder, as an operator would keep it:
   // never in the launcher's environment or command line.
@@ -132,7 +132,19 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
     } catch {}
   };
 
-  await launch().catch(async (error: unknown) => {
+  // Another test may take the port between the probe and the launcher's
+  // bind; the launcher then exits at once, and the first start moves on.
+  const firstLaunch = async (): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch();
+      } catch (error) {
+        if (attempt === 5 || !/Address already in use/.test(String(error))) throw error;
+        port = await unusedPort();
+      }
+    }
+  };
+  await firstLaunch().catch(async (error: unknown) => {
     await rm(base, { recursive: true, force: true });
     throw error;
   });
@@ -165,13 +177,20 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+/**
+ * A port that was free a moment ago, chosen below the kernel's ephemeral
+ * range (32768-60999 here): a port from `listen(0)` is one the kernel may
+ * hand to the next outgoing connection or `listen(0)` of any test as soon as
+ * it is released, before the launcher binds it. That race failed CI once.
+ */
+export async function unusedPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
