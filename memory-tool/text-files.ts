@@ -23,8 +23,12 @@ export interface TextFiles {
   /** Creates or replaces a file; with `ifMatch`, only while the file still has that etag (`precondition_failed`). */
   writeText(path: string, text: string, options?: { ifMatch?: string }): Promise<Result<WriteResult>>;
   stat(path: string): Promise<Result<Stat>>;
-  /** Direct children in UTF-8 order, following cursors; at most `maxEntries` of them. */
-  list(path: string, maxEntries: number): Promise<Result<Listing>>;
+  /**
+   * Direct children in UTF-8 order, following cursors; at most `maxEntries` of them.
+   * With `depth` other than 1, the recursive listing of `GET /list?depth=` (0: every
+   * file below, names relative to `path`; N: down to N levels, deeper folders once).
+   */
+  list(path: string, maxEntries: number, depth?: number): Promise<Result<Listing>>;
   /** Deletes one file. */
   delete(path: string): Promise<Result<null>>;
   /** Moves one file; an existing destination is a `conflict`, never overwritten. */
@@ -84,10 +88,15 @@ export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxB
 export async function collectPages(
   fetchPage: (cursor: string | null) => Promise<Result<{ entries: DirEntry[]; cursor: string | null }>>,
   maxEntries: number,
+  maxPages = Number.POSITIVE_INFINITY,
 ): Promise<Result<Listing>> {
   const entries: DirEntry[] = [];
   let cursor: string | null = null;
+  let pages = 0;
   do {
+    // A recursive page may be short, even empty, when its walk budget ran out
+    // in empty folders: the page count bounds the work, not the entry count.
+    if (pages++ === maxPages) return ok({ entries, complete: false });
     const page = await fetchPage(cursor);
     if (!page.ok) return page;
     for (const e of page.value.entries) {

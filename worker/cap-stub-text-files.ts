@@ -6,6 +6,8 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
 
 const PAGE = "1000";
+/** Pages of one recursive listing: each walks at most 4,000 storage entries (storage-adapters/tree-page.ts). */
+const TREE_MAX_PAGES = 8;
 
 /**
  * {@link TextFiles} over a cap's Durable Object, for code running inside the
@@ -64,11 +66,19 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
       );
     },
 
-    async list(path, maxEntries) {
-      return collectPages(async (cursor) => {
-        await yieldToNetwork();
-        return (await cap.listDir(path, cursor, PAGE)) as Result<{ entries: DirEntry[]; cursor: string | null }>;
-      }, maxEntries);
+    async list(path, maxEntries, depth = 1) {
+      const rawDepth = depth === 1 ? null : String(depth);
+      return collectPages(
+        async (cursor) => {
+          await yieldToNetwork();
+          return (await cap.listDir(path, cursor, PAGE, rawDepth)) as Result<{
+            entries: DirEntry[];
+            cursor: string | null;
+          }>;
+        },
+        maxEntries,
+        depth === 1 ? Number.POSITIVE_INFINITY : TREE_MAX_PAGES,
+      );
     },
 
     async delete(path) {

@@ -205,6 +205,15 @@ describe("each tool on a full cap", () => {
     await fs.write("notes/deep/er/est.md", "d");
     expect(await ok(client, "list_directory", { path: "" })).toBe("[FILE] guarded.md\n[DIR] notes\n[FILE] top.md");
     expect(await ok(client, "list_directory", { path: "notes" })).toBe("[FILE] a.md\n[DIR] deep");
+    // depth: the recursive listing of GET /list, through the same cap.
+    expect(await ok(client, "list_directory", { path: "notes", depth: 0 })).toBe("[FILE] a.md\n[FILE] deep/er/est.md");
+    expect(await ok(client, "list_directory", { path: "/notes", depth: 2 })).toBe("[FILE] a.md\n[DIR] deep/er");
+    expect(await ok(client, "list_directory", { path: "notes", depth: 1 })).toBe("[FILE] a.md\n[DIR] deep");
+    expect((await call(client, "list_directory", { path: "", depth: 513 })).isError).toBe(true);
+    expect(await call(client, "list_directory", { path: "..", depth: 0 })).toEqual({
+      isError: true,
+      text: "path_escapes: path escapes",
+    });
     const tree = JSON.parse(await ok(client, "directory_tree", { path: "notes", maxDepth: 2 }));
     expect(tree).toEqual([
       { name: "a.md", type: "file" },

@@ -76,7 +76,7 @@ export function rootedFiles(files: CapFiles): CapFiles {
     readText: (path, maxBytes) => files.readText(capPath(path), maxBytes),
     writeText: (path, text, options) => files.writeText(capPath(path), text, options),
     stat: (path) => files.stat(capPath(path)),
-    list: (path, maxEntries) => files.list(capPath(path), maxEntries),
+    list: (path, maxEntries, depth) => files.list(capPath(path), maxEntries, depth),
     delete: (path) => files.delete(capPath(path)),
     move: (from, to) => files.move(capPath(from), capPath(to)),
     readBytes: (path, maxBytes) => files.readBytes(capPath(path), maxBytes),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_DEPTH } from "../../storage-adapters/tree-page.ts";
 import { capDir } from "./cap-files.ts";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
 import { anyMatches, compileTreeExclusions, MAX_EXCLUDE_PATTERNS } from "./glob-filters.ts";
@@ -17,13 +18,22 @@ export const listDirectoryTool: CapTool = {
     server.registerTool(
       "list_directory",
       {
-        description: `List a directory of this capability, one "[DIR] name" or "[FILE] name" line per entry (at most ${LIST_MAX_ENTRIES}; an empty directory gives no lines). Paths are relative to the capability's root.`,
-        inputSchema: { path: z.string().default("").describe(DIR_PATH_HELP) },
+        description: `List a directory of this capability, one "[DIR] name" or "[FILE] name" line per entry (at most ${LIST_MAX_ENTRIES}; an empty directory gives no lines). Paths are relative to the capability's root. With depth 0, every file below the directory, named by its path relative to it (a/b.txt); with depth N > 1, files down to N levels and each deeper folder once as [DIR].`,
+        inputSchema: {
+          path: z.string().default("").describe(DIR_PATH_HELP),
+          depth: z
+            .number()
+            .int()
+            .min(0)
+            .max(MAX_DEPTH)
+            .default(1)
+            .describe("1 (default): direct children; 0: every file below; N: down to N levels"),
+        },
         outputSchema: TEXT_OUTPUT,
         annotations: { readOnlyHint: true },
       },
-      async ({ path }) => {
-        const listing = await files.list(path, LIST_MAX_ENTRIES);
+      async ({ path, depth }) => {
+        const listing = await files.list(path, LIST_MAX_ENTRIES, depth);
         if (!listing.ok) return errorResult(listing.error);
         const lines = listing.value.entries.map((e) => `${e.type === "dir" ? "[DIR]" : "[FILE]"} ${e.name}`);
         if (!listing.value.complete) lines.push(`(stopped after ${LIST_MAX_ENTRIES} entries)`);

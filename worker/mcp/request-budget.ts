@@ -57,7 +57,7 @@ export class RequestBudget {
 export function budgetedFiles(files: CapFiles, budget: RequestBudget): CapFiles {
   return {
     ...files,
-    async list(path, maxEntries) {
+    async list(path, maxEntries, depth) {
       if (budget.listings >= REQUEST_MAX_LISTINGS) {
         return failed(mcpRefusal("listingsSpent", { max: REQUEST_MAX_LISTINGS }));
       }
@@ -65,7 +65,7 @@ export function budgetedFiles(files: CapFiles, budget: RequestBudget): CapFiles 
       if (left <= 0) return failed(mcpRefusal("listedSpent", { max: REQUEST_MAX_LISTED }));
       budget.listings += 1;
       budget.listed += 1;
-      const listing = await files.list(path, Math.min(maxEntries, left));
+      const listing = await files.list(path, Math.min(maxEntries, left), depth);
       if (!listing.ok) return listing;
       budget.listed += listing.value.entries.length;
       if (!listing.value.complete && left < maxEntries)
