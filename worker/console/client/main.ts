@@ -8,13 +8,21 @@ import { shareView } from "./share.ts";
 import { report } from "./status.ts";
 import { treeView } from "./tree-view.ts";
 
+/** The cap this page works on: in memory only, for as long as the page lives. */
+let token = "";
+
 /**
  * The console's entry. The token is read from the URL fragment, which the
  * browser never sends to the server, and kept in memory only: nothing is
- * written to localStorage, sessionStorage or cookies.
+ * written to localStorage, sessionStorage or cookies, and the fragment is
+ * taken out of the page's history entry at once, so the token is not left
+ * in the browser's history, in Back/Forward, or on screen in the address bar.
+ * A reload therefore asks for the cap again.
  */
 async function boot(): Promise<void> {
-  const token = fragmentToken();
+  const given = fragmentToken();
+  if (location.hash !== "") history.replaceState(null, "", location.pathname + location.search);
+  if (given !== "") token = given;
   fill(byId("status"));
   if (token === "") {
     askForCap();
