@@ -256,6 +256,7 @@ export class CapObject extends DurableObject<CapEnv> {
         contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
         ifMatch: request.ifMatch,
         ifNoneMatch: request.ifNoneMatch,
+        signal,
       }),
     );
     // A write cut short by revocation stored nothing; say so as the cap would now.
