@@ -177,6 +177,18 @@ describe("web console in Chromium", () => {
     });
     await shot(child, "05-child");
 
+    // The same console opened by pasting the cap into the form at plain /ui: the token never enters a URL,
+    // so the page adds no history entry (a link's #<token> is recorded as it opens, before any script runs).
+    const pasted = await context.newPage();
+    await pasted.goto(`${vault.url}/ui`);
+    const entries = await pasted.evaluate("history.length");
+    await pasted.fill("#cap-input", childUrl);
+    await pasted.click("text=Open");
+    await pasted.locator("#cap-header h1", { hasText: "reader agent" }).waitFor();
+    expect(await pasted.evaluate("history.length")).toBe(entries);
+    await expectNoTokenInHistory(pasted, childToken);
+    await pasted.close();
+
     // 7. The parent's delegation view (with a deeper branch minted through the API), then revoke
     // the child there (after a confirmation).
     const mint = async (capUrl: string, grant: object) =>
