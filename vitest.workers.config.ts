@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
@@ -16,11 +16,14 @@ process.env.CAPVAULT_TOKEN_KEY ??= TOKEN_KEY;
 
 // The real Node disk host, plugged in exactly as the launcher does it, so the
 // same suites run against R2 and against a real folder.
-const diskRoot = mkdtempSync(path.join(os.tmpdir(), "capvault-workers-disk-"));
+// One temp folder for the disk root and the socket, removed when the run ends.
+const scratch = mkdtempSync(path.join(os.tmpdir(), "capvault-workers-"));
+process.once("exit", () => rmSync(scratch, { recursive: true, force: true }));
+const diskRoot = path.join(scratch, "disk");
 const diskSecret = randomBytes(32).toString("base64url");
 const disk = createDiskHost({ baseDir: diskRoot, secret: diskSecret });
 // Reached over a Unix socket, exactly as under the launcher (not through Miniflare's loopback server).
-const socketPath = path.join(mkdtempSync(path.join(os.tmpdir(), "capvault-sock-")), "disk.sock");
+const socketPath = path.join(scratch, "disk.sock");
 (await serveOnUnixSocket((request) => disk.fetch(request), socketPath)).unref();
 
 export default defineConfig({

@@ -12,8 +12,9 @@
  *
  * The etag and sha256 are trusted from the sidecar only while size and mtime
  * (ns) are unchanged; a file edited or placed by hand (or whose sidecar is
- * older than sha256) has both computed on demand, in one pass, and cached in
- * memory by dev+ino+size+mtime.
+ * older than sha256) has both computed on demand, in one pass, and then
+ * stored in its sidecar (see {@link MetaStore.remember}), so listing a folder
+ * of such files hashes each one once, not on every listing or restart.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { type BigIntStats, constants } from "node:fs";
@@ -86,28 +87,7 @@ export class MetaStore {
 
   /** Writes the sidecar of a file about to be renamed into place (atomically: temp, then rename). */
   async record(stat: BigIntStats, hashes: ContentHashes, contentType: string): Promise<void> {
-    const sidecar: Sidecar = {
-      etag: hashes.etag,
-      sha256: hashes.sha256,
-      size: String(stat.size),
-      mtimeNs: String(stat.mtimeNs),
-      btimeNs: String(stat.birthtimeNs),
-      contentType,
-    };
-    const temp = newTempName();
-    const handle = await createExclusive(this.dir, temp, 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(sidecar));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      await rename(inDir(this.dir, temp), inDir(this.dir, identity(stat)));
-    } catch (error) {
-      await unlink(inDir(this.dir, temp)).catch(() => undefined);
-      throw error;
-    }
+    await this.store(identity(stat), sidecarOf(stat, hashes, contentType));
     // The content type must survive a crash as surely as the file it describes.
     await this.dir.sync();
   }
@@ -166,16 +146,66 @@ export class MetaStore {
     }
   }
 
+  /** Writes a sidecar atomically: a synced temp, then a rename, so a reader sees the old one or the new one whole. */
+  private async store(name: string, sidecar: Sidecar): Promise<void> {
+    const temp = newTempName();
+    try {
+      const handle = await createExclusive(this.dir, temp, 0o600);
+      try {
+        await handle.writeFile(JSON.stringify(sidecar));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(inDir(this.dir, temp), inDir(this.dir, name));
+    } catch (error) {
+      await unlink(inDir(this.dir, temp)).catch(() => undefined);
+      throw error;
+    }
+  }
+
   private async hashesOf(file: FileHandle, stat: BigIntStats, sidecar: Sidecar | null): Promise<ContentHashes> {
     if (sidecar && sameContent(sidecar, stat) && sidecar.sha256 !== undefined)
       return { etag: sidecar.etag, sha256: sidecar.sha256 };
-    return this.computeHashes(file, stat);
+    const hashes = await this.computeHashes(file, stat);
+    if (hashes.unchanged) await this.remember(file, stat, hashes, sidecar?.contentType ?? DEFAULT_CONTENT_TYPE);
+    return { etag: hashes.etag, sha256: hashes.sha256 };
   }
 
-  private async computeHashes(file: FileHandle, stat: BigIntStats): Promise<ContentHashes> {
+  /**
+   * Stores hashes computed for a file placed by hand or with a legacy
+   * sidecar, so the next stat or listing (even after a restart) reads them
+   * instead of re-reading the whole file. Best effort: a cache that cannot
+   * be written (read-only or full disk) costs a re-hash, never the answer.
+   *
+   * Why this cannot describe the wrong file: `file` is held open, so its
+   * dev+ino names no other file meanwhile; the vault never rewrites a file in
+   * place (a write is a new inode with its own sidecar, renamed over), and the
+   * stored size+mtime make a later edit by hand distrust these hashes as it
+   * does any sidecar's. A delete racing this store either forgets after our
+   * rename or unlinked the file before our check below, which then drops the
+   * sidecar, so no orphan waits for a reused inode.
+   */
+  private async remember(
+    file: FileHandle,
+    stat: BigIntStats,
+    hashes: ContentHashes,
+    contentType: string,
+  ): Promise<void> {
+    try {
+      await this.store(identity(stat), sidecarOf(stat, hashes, contentType));
+      const after = await file.stat({ bigint: true });
+      if (after.nlink === 0n) await this.forget(stat);
+    } catch {
+      // Left to be computed again next time.
+    }
+  }
+
+  /** `unchanged`: the file kept its size and mtime while it was hashed, so the hashes may be kept. */
+  private async computeHashes(file: FileHandle, stat: BigIntStats): Promise<ContentHashes & { unchanged: boolean }> {
     const key = `${identity(stat)}-${stat.size}-${stat.mtimeNs}`;
     const cached = this.hashes.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return { ...cached, unchanged: false };
     const hash = createHash("md5");
     const sha = createHash("sha256");
     const buffer = Buffer.allocUnsafe(HASH_CHUNK);
@@ -191,11 +221,12 @@ export class MetaStore {
     const hashes = { etag: hash.digest("hex"), sha256: sha.digest("hex") };
     // Cache only if the file did not change while it was hashed.
     const after = await file.stat({ bigint: true });
-    if (after.size === stat.size && after.mtimeNs === stat.mtimeNs) {
+    const unchanged = after.size === stat.size && after.mtimeNs === stat.mtimeNs;
+    if (unchanged) {
       if (this.hashes.size >= MAX_CACHED_ETAGS) this.hashes.delete(this.hashes.keys().next().value!);
       this.hashes.set(key, hashes);
     }
-    return hashes;
+    return { ...hashes, unchanged };
   }
 }
 
@@ -207,6 +238,17 @@ export function modifiedIso(stat: BigIntStats): string {
 /** The sidecar name of a file: its device and inode. */
 export function identity(stat: BigIntStats): string {
   return `${stat.dev}-${stat.ino}`;
+}
+
+function sidecarOf(stat: BigIntStats, hashes: ContentHashes, contentType: string): Sidecar {
+  return {
+    etag: hashes.etag,
+    sha256: hashes.sha256,
+    size: String(stat.size),
+    mtimeNs: String(stat.mtimeNs),
+    btimeNs: String(stat.birthtimeNs),
+    contentType,
+  };
 }
 
 function sameContent(sidecar: Sidecar, stat: BigIntStats): boolean {

@@ -92,9 +92,17 @@ export class CapObject extends DurableObject<CapEnv> {
 
   // ---- lifecycle -------------------------------------------------------
 
-  /** Called once by whoever mints this cap; refuses to overwrite a live record. */
+  /**
+   * Called once by whoever mints this cap; refuses to overwrite a live record,
+   * and to come alive once a revocation has reached this key (a tombstone):
+   * the parent's cascade may reach a child between the parent indexing it and
+   * this init landing, and then drops it from its index; a cap made after
+   * that would be live and listed nowhere if the minting parent never got to
+   * undo it (its own answer lost, or its object reset).
+   */
   async init(record: CapRecord): Promise<Result<null>> {
     if (await this.ctx.storage.get(RECORD)) return refuse("capExists");
+    if (await this.ctx.storage.get(TOMBSTONE)) return refuse("capExists");
     await this.ctx.storage.put(RECORD, record);
     if (record.expiresAt !== null) await this.ctx.storage.setAlarm(record.expiresAt);
     return ok(null);
@@ -256,6 +264,7 @@ export class CapObject extends DurableObject<CapEnv> {
         contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
         ifMatch: request.ifMatch,
         ifNoneMatch: request.ifNoneMatch,
+        signal,
       }),
     );
     // A write cut short by revocation stored nothing; say so as the cap would now.
@@ -431,7 +440,8 @@ export class CapObject extends DurableObject<CapEnv> {
       expiresAt,
       parent: { id: cap.id, key: cap.key },
     });
-    if (!made.ok) return made;
+    // Refused because this cap's revocation reached the child first: say so as a dead cap does.
+    if (!made.ok) return (await this.live()) ? made : noSuchCap();
     if (!(await this.live())) {
       // Revoked while the child was being made: the cascade may have run
       // before the child's init landed, so revoke it again ourselves, and
@@ -658,8 +668,11 @@ export class CapObject extends DurableObject<CapEnv> {
     const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
     const children = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size > 0;
     if (!cap && !earlier && !children) {
-      // Never minted, or revoked and cleared already: nothing to write, but an
-      // upload still running here (its record expired) must settle first.
+      // Never minted, or revoked and cleared already: an upload still running
+      // here (its record expired) must settle first. A mint's init may still
+      // be on its way (see init): the tombstone refuses it; the alarm clears it.
+      await this.ctx.storage.put(TOMBSTONE, { pending: [], parent: null } satisfies Tombstone);
+      await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
       await this.stopRunning();
       return { pending: 0 };
     }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -56,6 +57,10 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   await disk.cleanStaleTemps();
   // mkdtemp makes the folder 0700; a short path keeps within the 108-byte socket name limit.
   const runDir = await mkdtemp(path.join(os.tmpdir(), "capvault-"));
+  // Miniflare's own SIGINT/SIGTERM hook ends the process (process.exit) before
+  // `stop` below can run, which left this folder behind at every signalled stop.
+  const removeRunDir = () => rmSync(runDir, { recursive: true, force: true });
+  process.once("exit", removeRunDir);
   const socketPath = path.join(runDir, "disk.sock");
   const diskSocket = await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
 
@@ -75,6 +80,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     await diskSocket.close();
     await disk.close();
     await rm(runDir, { recursive: true, force: true });
+    process.off("exit", removeRunDir);
   };
   try {
     const { sealed } = await withSealedLoopback(async () => {

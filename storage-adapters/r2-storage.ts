@@ -214,7 +214,7 @@ export class R2Storage implements StorageAdapter {
     if (!stored) return refuse("preconditionFailed");
     await piping;
     const sha256 = hex(await digest.digest);
-    await this.seal(key, stored, sha256);
+    await this.seal(key, stored, sha256, options.signal);
     return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256 });
   }
 
@@ -224,14 +224,18 @@ export class R2Storage implements StorageAdapter {
    * copied onto itself with it, if it is still the version just stored (a
    * later write keeps its own hash). Until then, and if this fails, the file
    * reports `sha256: null`, as a file stored before hashes were kept does.
+   * The copy is as large as the file, and a revocation waits for the write:
+   * once `signal` aborts the copy is cut (a put of a failed body stores
+   * nothing) or never started, so the revocation is answered at once.
    */
-  private async seal(key: string, stored: R2Object, sha256: string): Promise<void> {
+  private async seal(key: string, stored: R2Object, sha256: string, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return;
     try {
       const object = await this.bucket.get(key, { onlyIf: { etagMatches: stored.etag } });
       if (!object || !("body" in object)) return;
-      if (object.version !== stored.version) return void (await object.body.cancel());
+      if (object.version !== stored.version || signal?.aborted) return void (await object.body.cancel());
       const fixed = new FixedLengthStream(object.size);
-      const piping = object.body.pipeTo(fixed.writable).catch(() => undefined);
+      const piping = object.body.pipeTo(fixed.writable, signal ? { signal } : {}).catch(() => undefined);
       await this.bucket.put(key, fixed.readable, {
         httpMetadata: object.httpMetadata ?? {},
         customMetadata: { ...object.customMetadata, [SHA256_KEY]: sha256 },

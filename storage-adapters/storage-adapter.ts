@@ -39,6 +39,12 @@ export interface StorageWriteOptions extends WritePreconditions {
   /** Exact body length in bytes; the body must deliver exactly this many. */
   length: number;
   contentType: string;
+  /**
+   * Aborted when the cap is revoked or expires mid-write. The body is cut
+   * then anyway; this lets a backend stop work it does after the body (R2's
+   * seal), so the revocation waiting for the write is not kept waiting.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** What a listing asks: names after `after`; `depth` 1 (or absent) lists direct children, else see tree-page.ts. */

@@ -25,21 +25,30 @@ export const MAX_DEPTH = 512;
  * so files added while a client pages appear once or (if they sort before
  * the cursor) not at all, and none is shown twice. A folder whose files
  * straddle two pages is not shown again: the cursor lies inside it.
+ *
+ * On disk a page can also run out of folders to enter (trees of empty
+ * folders made by hand) before it walks a file. Its cursor is then the last
+ * folder walked to its end, as `name/` (no file path ends in `/`): the next
+ * page resumes after that folder's subtree, so every page makes progress
+ * and only a finished walk says it is complete. With `depth`, one more `/`
+ * (`name//`) says the folder holding it at that depth is not shown yet.
  */
 export class TreePage {
   readonly entries: ListEntry[] = [];
   private walked = 0;
   private lastWalked: string | null;
   private lastFolder: string | null;
+  /** The last folder walked to its end (`name/`), if no file was walked since. */
+  private passed: string | null = null;
   private stopped = false;
 
   constructor(
     private readonly depth: number,
     private readonly limit: number,
-    after: string | null,
+    private readonly after: string | null,
   ) {
     this.lastWalked = after;
-    this.lastFolder = after === null ? null : this.folderOf(after);
+    this.lastFolder = after === null || after.endsWith("//") ? null : this.folderOf(after);
   }
 
   /**
@@ -55,6 +64,7 @@ export class TreePage {
     if (shown && this.entries.length === this.limit) return this.stop();
     this.walked++;
     this.lastWalked = path;
+    this.passed = null;
     if (folder === null) return "file";
     if (shown) this.entries.push({ name: folder, type: "dir" });
     this.lastFolder = folder;
@@ -66,7 +76,13 @@ export class TreePage {
     if (this.stopped || this.walked >= TREE_WALK_BUDGET) return this.stop();
     this.walked++;
     this.lastWalked = path;
+    this.passed = null;
     return "folded";
+  }
+
+  /** A folder (`key` is its path and `/`) whose whole subtree the walk has been through. */
+  passFolder(key: string): void {
+    if (!this.stopped) this.passed = key;
   }
 
   addFile(entry: ListEntry): void {
@@ -77,6 +93,24 @@ export class TreePage {
   finish(exhausted: boolean): StorageListPage {
     const more = this.stopped || !exhausted;
     return { entries: this.entries, next: more ? this.lastWalked : null };
+  }
+
+  /**
+   * The page of a walk that ran out of folders to enter: it resumes after the
+   * last folder walked through when no file came after it. Never `null`: the
+   * walk is not finished.
+   */
+  finishOutOfFolders(): StorageListPage {
+    if (this.passed === null) return { entries: this.entries, next: this.lastWalked };
+    // A folder at `depth` holding the mark and not shown yet must be shown with its first file: say so.
+    const holder = this.folderOf(this.passed);
+    const unshown = holder !== null && holder !== this.lastFolder;
+    return { entries: this.entries, next: unshown ? `${this.passed}/` : this.passed };
+  }
+
+  /** Whether the walk got past where the page started: only then may it stop for want of folders. */
+  madeProgress(): boolean {
+    return this.passed !== null || this.lastWalked !== this.after;
   }
 
   private stop(): "stop" {
@@ -94,6 +128,11 @@ export class TreePage {
     }
     return path.slice(0, at);
   }
+}
+
+/** Where a recursive page resumes: the cursor, without the not-shown mark of a folder cursor. */
+export function resumeAfter(after: string | null): string | null {
+  return after?.endsWith("//") ? after.slice(0, -1) : after;
 }
 
 /** Whether a cap could name `path` below the listed folder (at the cap's root, `~x` or `c:` could not). */

@@ -63,6 +63,23 @@ afterAll(async () => {
   await rm(files, { recursive: true, force: true });
 });
 
+/**
+ * The token is neither in the address bar nor in any entry of the tab's
+ * session history (what Back, Forward and a restored tab would show).
+ */
+async function expectNoTokenInHistory(page: Page, token: string): Promise<void> {
+  expect(await page.evaluate("location.hash")).toBe("");
+  expect(page.url()).not.toContain(token);
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { entries } = (await cdp.send("Page.getNavigationHistory")) as { entries: { url: string }[] };
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(entry.url).not.toContain(token);
+  } finally {
+    await cdp.detach();
+  }
+}
+
 describe("web console in Chromium", () => {
   it("browses, uploads, previews, shares read-only, and revokes, with the token only in API calls", async () => {
     const consoleUrl = /^default console: (\S+)$/m.exec(vault.output())?.[1];
@@ -87,6 +104,8 @@ describe("web console in Chromium", () => {
       "subdir",
     ]);
     await shot(page, "01-root");
+    // The token was taken out of the address bar and the page's history entry as soon as it was read.
+    await expectNoTokenInHistory(page, rootToken);
 
     // 2. Upload a text file and a 20 MiB file through the file input.
     await writeFile(path.join(files, "notes.txt"), TEXT);
@@ -144,6 +163,7 @@ describe("web console in Chromium", () => {
     expect(await child.locator("#cap-header .badge").allTextContents()).toEqual(["read", "list"]);
     expect(await child.locator("#cap-header .expiry").textContent()).toMatch(/expires in (60|59) minutes/);
     await child.locator("button.file", { hasText: "summary.md" }).waitFor();
+    await expectNoTokenInHistory(child, childToken);
     for (const control of ["#upload-input", "input[name=folder]", "text=Rename", "text=Delete", "#tab-share"]) {
       expect(await child.locator(control).count(), control).toBe(0);
     }
@@ -156,6 +176,18 @@ describe("web console in Chromium", () => {
       body: { error: { code: "forbidden", message: "this operation needs the write right" } },
     });
     await shot(child, "05-child");
+
+    // The same console opened by pasting the cap into the form at plain /ui: the token never enters a URL,
+    // so the page adds no history entry (a link's #<token> is recorded as it opens, before any script runs).
+    const pasted = await context.newPage();
+    await pasted.goto(`${vault.url}/ui`);
+    const entries = await pasted.evaluate("history.length");
+    await pasted.fill("#cap-input", childUrl);
+    await pasted.click("text=Open");
+    await pasted.locator("#cap-header h1", { hasText: "reader agent" }).waitFor();
+    expect(await pasted.evaluate("history.length")).toBe(entries);
+    await expectNoTokenInHistory(pasted, childToken);
+    await pasted.close();
 
     // 7. The parent's delegation view (with a deeper branch minted through the API), then revoke
     // the child there (after a confirmation).
@@ -188,17 +220,18 @@ describe("web console in Chromium", () => {
     expect(await page.locator(".node", { hasText: "hermes" }).count()).toBe(1);
 
     // 8. The child's console now shows the one page for dead caps, the same as for an unknown one.
-    await child.reload();
-    await child.locator(".gone").waitFor();
+    // (Opened afresh: the page keeps no token, so a reload would ask for one.)
+    const openFresh = async (url: string) => {
+      await child.goto("about:blank");
+      await child.goto(url);
+      await child.locator(".gone").waitFor();
+    };
+    await openFresh(childConsole);
     const revokedPage = await child.locator("body").innerHTML();
-    await child.goto(`${vault.url}/ui#${"a".repeat(48)}`);
-    await child.reload(); // a fragment change alone does not reload
-    await child.locator(".gone").waitFor();
+    await openFresh(`${vault.url}/ui#${"a".repeat(48)}`);
     expect(await child.locator("body").innerHTML()).toBe(revokedPage);
     // Not a token at all: `..` would resolve /object/.. to another route; it is an unknown cap too.
-    await child.goto(`${vault.url}/ui#..`);
-    await child.reload();
-    await child.locator(".gone").waitFor();
+    await openFresh(`${vault.url}/ui#..`);
     expect(await child.locator("body").innerHTML()).toBe(revokedPage);
     await shot(child, "07-revoked");
 

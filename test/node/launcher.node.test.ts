@@ -178,8 +178,12 @@ describe("persistence", () => {
     expect((await fetch(gone.url, { method: "DELETE" })).status).toBe(204);
 
     const firstOutput = vault.output().length;
+    const runDirs = async () => (await readdir(vault.tmp)).filter((name) => /^capvault-/.test(name));
+    expect(await runDirs()).toHaveLength(1);
     await vault.restart();
     expect(vault.output().slice(firstOutput)).not.toMatch(/root cap:|admin token/);
+    // The stopped launcher took its socket folder with it (the new one has its own).
+    expect(await runDirs()).toHaveLength(1);
 
     expect(await (await fetch(`${root.url}/file${q("memo.md")}`)).text()).toBe("remember me");
     expect((await fetch(sub.url)).status).toBe(200);

@@ -20,6 +20,8 @@ export interface TestVault {
   diskCapUrl: string;
   state: string;
   diskRoot: string;
+  /** The launcher's TMPDIR (inside the vault's own temp folder). */
+  tmp: string;
   /** Process group of the launcher (and its workerd). */
   readonly pgid: number;
   /** Everything the launcher printed so far. */
@@ -45,6 +47,10 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   const base = await mkdtemp(path.join(os.tmpdir(), "capvault-test-"));
   const state = path.join(base, "state");
   const diskRoot = path.join(base, "disk");
+  // The launcher's and workerd's own temp folders (the disk socket's, Miniflare's) go here, so they
+  // leave with `base` even when a test SIGKILLs the vault, which then cleans up nothing itself.
+  const tmp = path.join(base, "tmp");
+  await mkdir(tmp, { mode: 0o700 });
   let log = "";
   let child: ChildProcess;
   let url = "";
@@ -74,6 +80,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
           CAPVAULT_STATE: state,
           CAPVAULT_DISK_ROOT: diskRoot,
           CLOUDFLARE_CF_FETCH_ENABLED: "false",
+          TMPDIR: tmp,
           // The workers project's config sets one for its own pool; the launcher reads its token from the state folder.
           CAPVAULT_ADMIN_TOKEN: "",
           ...options.env,
@@ -161,6 +168,7 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
     },
     state,
     diskRoot,
+    tmp,
     get pgid() {
       return child.pid!;
     },

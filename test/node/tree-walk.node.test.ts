@@ -5,6 +5,7 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FOLDER_BUDGET } from "../../disk-host/tree-walk.ts";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
 import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
 import { TREE_WALK_BUDGET } from "../../storage-adapters/tree-page.ts";
@@ -39,16 +40,25 @@ async function place(files: string[]): Promise<void> {
   }
 }
 
-/** Every page of a listing; folders end in `/`. */
+/** Empty folders made by hand (the vault never leaves one), in parallel. */
+async function emptyFolders(paths: string[]): Promise<void> {
+  for (let i = 0; i < paths.length; i += 200)
+    await Promise.all(paths.slice(i, i + 200).map((path) => mkdir(join(fx.base, "r", path), { recursive: true })));
+}
+
+/** Every page of a listing; folders end in `/`. A cursor given twice fails it, as it would loop a client. */
 async function walkAll(path: string, depth: number, limit: number) {
   const names: string[] = [];
   const sizes: number[] = [];
+  const cursors = new Set<string>();
   let after: string | null = null;
   do {
     const page: StorageListPage = expectOk(await fx.storage.list(dirAt(ROOT, path), { after, limit, depth }));
     names.push(...page.entries.map((e) => `${e.name}${e.type === "dir" ? "/" : ""}`));
     sizes.push(page.entries.length);
     after = page.next;
+    if (after !== null && cursors.has(after)) throw new Error(`cursor repeated: ${after}`);
+    if (after !== null) cursors.add(after);
   } while (after !== null);
   return { names, sizes };
 }
@@ -80,6 +90,21 @@ describe("recursive listing on disk", () => {
     expect(folded.sizes).toEqual([4, 1]);
     const every = await walkAll("", 0, 1000);
     expect(every.names).toEqual([...files].sort(compareUtf8));
+  });
+
+  it("thousands of empty folders before, between and after files: every page makes progress, none ends early", async () => {
+    const many = (prefix: string, nested: string) =>
+      Array.from({ length: FOLDER_BUDGET + 500 }, (_, i) => `q/${prefix}/e${String(i).padStart(4, "0")}${nested}`);
+    // `!` sorts first: the first page meets only empty folders.
+    await emptyFolders([...many("!", ""), ...many("a", "/x"), ...many("c", ""), ...many("d", "/x")]);
+    const files = ["q/0.txt", "q/a/0.txt", "q/a/z.txt", "q/b.txt", "q/d/z.txt"];
+    await place(files);
+    expect((await walkAll("", 0, 1000)).names).toEqual(files);
+    expect((await walkAll("", 3, 1000)).names).toEqual(files);
+    // Folded: `q/a` was shown before its empty folders, `q/d` only after them; each is shown once.
+    const folded = ["q/0.txt", "q/a/", "q/b.txt", "q/d/"];
+    expect((await walkAll("", 2, 1000)).names).toEqual(folded);
+    expect((await walkAll("", 2, 1)).names).toEqual(folded);
   });
 
   it("files written through the vault carry their sha256; links are not followed", async () => {

@@ -1,7 +1,8 @@
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { CapRecord, ChildRecord } from "../../durable-objects/cap-record.ts";
 import { addChild, CHILD, MAX_CHILDREN } from "../../durable-objects/child-index.ts";
+import { capObjectStub } from "../../durable-objects/object-stubs.ts";
 import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot, ORIGIN } from "./vault.ts";
 
@@ -38,6 +39,31 @@ async function mintMany(token: string, n: number, lanes = 16): Promise<{ id: str
 }
 
 describe("children", () => {
+  it("a child whose parent's revocation reached its key before its init never comes alive", async () => {
+    // The interleaving of a mint with its parent's cascade, at the child's end: the parent has
+    // indexed the child, its cascade reaches the child's (still empty) object and drops it from
+    // the index, and only then does the mint's init arrive.
+    const key = `race-${++counter}-${crypto.randomUUID()}`;
+    const stub = capObjectStub(env, key);
+    expect(await stub.revokeSubtree()).toEqual({ ok: true, value: { pending: 0 } });
+    const record: CapRecord = {
+      id: key,
+      key,
+      backend: "r2",
+      root: ["children/race/"],
+      rights: ["read"],
+      label: null,
+      createdAt: Date.now(),
+      expiresAt: null,
+      parent: { id: "parent", key: "parent-key" },
+    };
+    expect((await stub.init(record)).ok).toBe(false);
+    expect(await stub.describe()).toEqual({ ok: false, error: { code: "no_such_cap", message: expect.any(String) } });
+    // The tombstone is the alarm's to clear, as after any revocation.
+    await runDurableObjectAlarm(stub);
+    expect(await runInDurableObject(stub, async (_i, state) => [...(await state.storage.list()).keys()])).toEqual([]);
+  });
+
   it(
     "pages through children in creation order with an opaque cursor, skipping expired ones",
     async () => {

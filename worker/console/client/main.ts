@@ -8,13 +8,21 @@ import { shareView } from "./share.ts";
 import { report } from "./status.ts";
 import { treeView } from "./tree-view.ts";
 
+/** The cap this page works on: in memory only, for as long as the page lives. */
+let token = "";
+
 /**
  * The console's entry. The token is read from the URL fragment, which the
  * browser never sends to the server, and kept in memory only: nothing is
- * written to localStorage, sessionStorage or cookies.
+ * written to localStorage, sessionStorage or cookies, and the fragment is
+ * taken out of the page's history entry at once, so the token is not left
+ * in the browser's history, in Back/Forward, or on screen in the address bar.
+ * A reload therefore asks for the cap again.
  */
 async function boot(): Promise<void> {
-  const token = fragmentToken();
+  const given = fragmentToken();
+  if (location.hash !== "") history.replaceState(null, "", location.pathname + location.search);
+  if (given !== "") token = given;
   fill(byId("status"));
   if (token === "") {
     askForCap();
@@ -69,7 +77,12 @@ function fragmentToken(): string {
   return raw === "" || /^[A-Za-z0-9_-]+$/.test(raw) ? raw : "not-a-cap";
 }
 
-/** No cap in the fragment: ask for one, and put it in the fragment (never in a query the server would see). */
+/**
+ * No cap in the fragment: ask for one, and keep it in memory only. Not put in
+ * the fragment: the browser records every URL it shows in its history, and
+ * this way the token never is one (a link with `#<token>` is recorded as it
+ * is opened, before this script can run).
+ */
 function askForCap(): void {
   fill(byId("cap-header"), h("h1", {}, "capvault console"));
   fill(byId("tabs"));
@@ -84,8 +97,10 @@ function askForCap(): void {
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const value = input.value.trim();
-    const token = value.includes("/object/") ? (value.split("/object/")[1]?.split(/[/?#]/)[0] ?? "") : value;
-    location.hash = token;
+    const given = value.includes("/object/") ? (value.split("/object/")[1]?.split(/[/?#]/)[0] ?? "") : value;
+    // Checked as a fragment is: anything but a token is asked about as a name no cap has.
+    token = given === "" || /^[A-Za-z0-9_-]+$/.test(given) ? given : "not-a-cap";
+    void boot();
   });
   fill(byId("view"), form);
 }
