@@ -1,9 +1,7 @@
 import { refuse } from "../shared/refusals.ts";
 import { failed, ok, type Result } from "../shared/result.ts";
-import { SLICE_BYTES } from "../shared/sliced-body.ts";
 import { decodeChunksStrict } from "../shared/strict-utf8.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
-import { yieldTurn } from "../shared/yield-turn.ts";
 import { memoryRefusal } from "./memory-refusals.ts";
 
 /**
@@ -65,14 +63,7 @@ export async function readTextBody(body: ReadableStream<Uint8Array> | null, maxB
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  let turned = 0;
   for (;;) {
-    // The body comes from storage in this process: without a turn every slice, the read has an
-    // event always ready and holds up every other request until its last byte (see yield-turn.ts).
-    if (total - turned >= SLICE_BYTES) {
-      turned = total;
-      await yieldTurn();
-    }
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;

@@ -2,7 +2,6 @@ import { etagListMatches, parseByteRange, type Validators, writeAllowed } from "
 import { refuse } from "../shared/refusals.ts";
 import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
-import { paced } from "../shared/sliced-body.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
@@ -232,10 +231,7 @@ export class R2Storage implements StorageAdapter {
       if (!object || !("body" in object)) return;
       if (object.version !== stored.version) return void (await object.body.cancel());
       const fixed = new FixedLengthStream(object.size);
-      // Paced: both ends are in this process, and an unpaced copy held up every other request (see sliced-body.ts).
-      const piping = paced(object.body)
-        .pipeTo(fixed.writable)
-        .catch(() => undefined);
+      const piping = object.body.pipeTo(fixed.writable).catch(() => undefined);
       await this.bucket.put(key, fixed.readable, {
         httpMetadata: object.httpMetadata ?? {},
         customMetadata: { ...object.customMetadata, [SHA256_KEY]: sha256 },
