@@ -1,4 +1,5 @@
 import type { Result } from "../shared/result.ts";
+import { yieldTurn } from "../shared/yield-turn.ts";
 import { type MemoryPath, quoteInput, toCapPath } from "./memory-path.ts";
 import { memoryRefusal } from "./memory-refusals.ts";
 import { done, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
@@ -30,8 +31,12 @@ async function editFile(
   for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
     const file = await files.readText(p.rel.text, MAX_TEXT_BYTES);
     if (!file.ok) return readFailure(file, p);
+    // A turn of the runtime before and after the edit, a synchronous pass over up to 2 MiB: reading,
+    // editing and writing back in one go held up every other request (see yield-turn.ts).
+    await yieldTurn();
     const outcome = edit(file.value.text, p);
     if (!("result" in outcome)) return outcome;
+    await yieldTurn();
     const written = await files.writeText(p.rel.text, outcome.text, { ifMatch: file.value.etag });
     if (written.ok) return outcome.result;
     if (written.error.code !== "precondition_failed") return refused(written.error, p.shown);

@@ -7,6 +7,7 @@
  *   RELIABILITY_ONLY=fuzz,load,faults,hostile   run only these parts
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
  *   RELIABILITY_CASE=<i>           with ONLY=fuzz: replay one fuzz case
+ *   RELIABILITY_HOSTILE_CASE=<a>,<b>   with ONLY=hostile: only the rows whose name holds one of these
  */
 
 import type { Backend } from "../shared/wire-types.ts";

@@ -3,6 +3,7 @@ import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
+import { slicedBody } from "../shared/sliced-body.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
 
 const PAGE = "1000";
@@ -37,7 +38,7 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
     async writeText(path, text, options = {}) {
       await yieldToNetwork();
       const bytes = utf8Bytes(text);
-      const body = new Response(bytes).body ?? new Response("").body!;
+      const body = slicedBody(bytes);
       const written = (await cap.writeFile(path, body, {
         length: bytes.byteLength,
         contentType: TEXT_CONTENT_TYPE,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
 import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
+import { yieldTurn } from "../../shared/yield-turn.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import { applyEdits, MAX_EDITS } from "./text-edits.ts";
@@ -58,10 +59,15 @@ export const editFileTool: CapTool = {
         for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
           const file = await files.readText(path, MAX_TEXT_BYTES);
           if (!file.ok) return errorResult(file.error);
+          // A turn of the runtime between the long synchronous steps (search, diff, write): on a 1 MiB
+          // file each is tens of ms, and together they held up every other request (see yield-turn.ts).
+          await yieldTurn();
           const edited = applyEdits(file.value.text, edits);
           if (!edited.ok) return errorResult(edited.error);
+          await yieldTurn();
           const diff = fenced(unifiedDiff(path, file.value.text, edited.value));
           if (dryRun) return textResult(diff);
+          await yieldTurn();
           // If-Match: another writer in between makes this fail, and the edits are redone on the new text.
           const written = await files.writeText(path, edited.value, { ifMatch: file.value.etag });
           if (written.ok) return textResult(diff);

@@ -40,8 +40,20 @@ export function unifiedDiff(path: string, before: string, after: string): string
   const firstLine = lineIndexOf(before, headEnd) - above.length;
   const midA = before.slice(headEnd, tailA);
   const midB = after.slice(headEnd, tailB);
-  const ops = splitLineCount(midA) + splitLineCount(midB) <= MAX_DIFF_LINES + 2 ? middleOps(midA, midB) : null;
-  if (ops === null) return head + replacedBlock(firstLine, above, midA, midB, below);
+  // Counted once: each count is a pass over up to 2 MiB, and the replaced block needs them again.
+  const [countA, countB] = [splitLineCount(midA), splitLineCount(midB)];
+  const ops = countA + countB <= MAX_DIFF_LINES + 2 ? middleOps(midA, midB) : null;
+  if (ops === null)
+    return (
+      head +
+      replacedBlock(
+        firstLine,
+        above,
+        { text: midA, lines: lineCount(midA, countA) },
+        { text: midB, lines: lineCount(midB, countB) },
+        below,
+      )
+    );
   return (
     head +
     hunks(
@@ -162,18 +174,18 @@ function hunkHeader(oldAt: number, oldLines: number, newAt: number, newLines: nu
 function replacedBlock(
   firstLine: number,
   above: readonly string[],
-  midA: string,
-  midB: string,
+  midA: { text: string; lines: number },
+  midB: { text: string; lines: number },
   below: readonly string[],
 ): string {
   const kept = (lines: readonly string[]) => lines.map((line) => bodyLine(" ", line)).join("");
-  const oldLines = above.length + lineCount(midA) + below.length;
-  const newLines = above.length + lineCount(midB) + below.length;
+  const oldLines = above.length + midA.lines + below.length;
+  const newLines = above.length + midB.lines + below.length;
   return (
     hunkHeader(firstLine, oldLines, firstLine, newLines) +
     kept(above) +
-    block("-", midA) +
-    block("+", midB) +
+    block("-", midA.text) +
+    block("+", midB.text) +
     kept(below)
   );
 }
@@ -186,6 +198,7 @@ function block(op: Op, text: string): string {
   return eol ? `${body}\n` : `${body}\n${NO_NEWLINE}\n`;
 }
 
-function lineCount(text: string): number {
-  return text === "" ? 0 : splitLineCount(text) - (text.endsWith("\n") ? 1 : 0);
+/** Lines as a diff counts them, from `splitCount` = {@link splitLineCount}(text). */
+function lineCount(text: string, splitCount: number): number {
+  return text === "" ? 0 : splitCount - (text.endsWith("\n") ? 1 : 0);
 }

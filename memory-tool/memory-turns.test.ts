@@ -1,0 +1,58 @@
+/**
+ * A memory edit of a large file gives the runtime turns before and after
+ * its synchronous pass over the text: reading, editing and writing back a
+ * 2 MiB file in one go held up a read on another cap
+ * (reliability/hostile-requests.ts). Turns are counted, not timed: a zero
+ * timer armed when the file is read ticks once per turn until the write.
+ */
+import { describe, expect, it } from "vitest";
+import { fail, ok } from "../shared/result.ts";
+import { createMemoryHandler } from "./memory-handler.ts";
+import type { TextFiles } from "./text-files.ts";
+
+function countingFiles(initial: string) {
+  let text = initial;
+  let turns = 0;
+  let ticking = false;
+  let turnsBeforeWrite = -1;
+  const tick = () => {
+    turns++;
+    if (ticking) setTimeout(tick, 0);
+  };
+  const files: TextFiles = {
+    readText: async () => {
+      ticking = true;
+      setTimeout(tick, 0);
+      return ok({ text, etag: "v1" });
+    },
+    writeText: async (_path, next) => {
+      turnsBeforeWrite = turns;
+      ticking = false;
+      text = next;
+      return ok({ created: false, size: next.length, etag: "v2", sha256: "s" });
+    },
+    stat: async () => fail("not_found"),
+    list: async () => fail("not_found"),
+    delete: async () => fail("not_found"),
+    move: async () => fail("not_found"),
+  };
+  return { memory: createMemoryHandler(files), text: () => text, turnsBeforeWrite: () => turnsBeforeWrite };
+}
+
+describe("memory edits take turns with other requests", () => {
+  it("str_replace in 2 MiB of newlines: before the edit and before the write", async () => {
+    const file = countingFiles(`${"\n".repeat(2 * 1024 * 1024 - 10)}x`);
+    const answer = await file.memory({ command: "str_replace", path: "/memories/nl.md", old_str: "x", new_str: "y" });
+    expect(JSON.stringify(answer)).toContain("has been edited");
+    expect(file.text().endsWith("\ny")).toBe(true);
+    // Run back to back, no other task got in between the read and the write.
+    expect(file.turnsBeforeWrite()).toBeGreaterThanOrEqual(2);
+  });
+
+  it("insert: the same turns", async () => {
+    const file = countingFiles("top\n");
+    await file.memory({ command: "insert", path: "/memories/a.md", insert_line: 1, insert_text: "next" });
+    expect(file.text()).toBe("top\nnext\n");
+    expect(file.turnsBeforeWrite()).toBeGreaterThanOrEqual(2);
+  });
+});
