@@ -11,6 +11,8 @@ export const KEEP_DONE = 1000;
 export const KEEP_REFUSED = 100;
 const MAX_PATH = 256;
 const TABLE = "audit_log";
+/** Every table the log has used (the first one, `audit`, is carried over and dropped on first use). */
+export const AUDIT_TABLES: readonly string[] = [TABLE, "audit"];
 type Row = { at: number; op: string; path: string | null; outcome: string; child: string | null; count: number };
 
 /**

@@ -20,14 +20,15 @@ import type {
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { ReadOutcome, Root, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
-import { AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
+import { AUDIT_TABLES, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
 import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
-import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
+import { addChild, CHILD, CHILD_COUNT, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
 import { largeChunks } from "./large-chunks.ts";
+import { holdsOnly } from "./leaf-state.ts";
 import { decodeCursor, decodeTreeCursor, encodeCursor, parseDepth, parseLimit } from "./list-cursor.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { type CheckedOf, checkKey, type PathKind, parsePath } from "./path-check.ts";
@@ -646,7 +647,8 @@ export class CapObject extends DurableObject<CapEnv> {
 
   /**
    * Kills this cap and its subtree. The record goes first, in one commit with
-   * a tombstone and an alarm, so from that instant every request here answers
+   * a tombstone and an alarm (a leaf holding nothing else needs neither, see
+   * below), so from that instant every request here answers
    * `no_such_cap`. Then it stops what is running here and revokes the
    * children in bounded batches, each of which does the same before it
    * answers. So when this answers with `pending: 0`, every descendant's
@@ -676,23 +678,31 @@ export class CapObject extends DurableObject<CapEnv> {
       await this.stopRunning();
       return { pending: 0 };
     }
+    // A cap that never minted (or whose children are all forgotten) and
+    // holds nothing else: its kill leaves its storage empty, so it needs no
+    // tombstone and no alarm. Most caps of a tree are such leaves, and on the
+    // local runtime each alarm set is a commit of its own (to the scheduler's
+    // database), about half of what revoking a leaf cost.
+    const leaf = !earlier && !children && (await holdsOnly(this.ctx.storage, [RECORD, CHILD_COUNT], AUDIT_TABLES));
     // The kill: storage calls only, nothing else awaited between them, so
     // they land in one commit and a crash leaves the cap whole or dead.
     const tombstone: Tombstone = { pending: [], parent: cap?.parent ?? earlier?.parent ?? null };
-    await this.ctx.storage.delete(RECORD);
-    await this.ctx.storage.put(TOMBSTONE, tombstone);
+    await this.ctx.storage.delete(leaf ? [RECORD, CHILD_COUNT] : [RECORD]);
+    if (!leaf) await this.ctx.storage.put(TOMBSTONE, tombstone);
     // Older tombstones listed unreached children; they now stay as child records.
     const legacy = (earlier?.pending ?? []).map((ref): [string, CapRef] => [CHILD + ref.id, ref]);
     for (const batch of chunks(legacy, 128)) await this.ctx.storage.put(Object.fromEntries(batch));
     this.audit.clear();
-    await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+    if (!leaf) await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
 
     const [pending] = await Promise.all([
       revokeChildren(this.ctx.storage, (ref) => this.capStub(ref.key).revokeSubtree()),
       this.stopRunning(),
     ]);
     // A mint that raced this revocation and could not undo its child records
-    // it here for the alarm: never clear a record nobody has reached.
+    // it here for the alarm: never clear a record nobody has reached. (A leaf
+    // gets its alarm here too: the child record alone brings the alarm's
+    // cascade back to it.)
     const left = (await this.ctx.storage.list({ prefix: CHILD, limit: 1 })).size;
     // The alarm retries what is left, then clears the state; its time is
     // pushed back while the fan-out still had children to reach.

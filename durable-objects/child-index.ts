@@ -6,7 +6,8 @@ import type { ChildRecord } from "./cap-record.ts";
 export const CHILD = "child:";
 /** The same children in creation order (`childAt:<createdAt>:<id>` → id), for paged listing. */
 export const CHILD_AT = "childAt:";
-const COUNT = "childCount";
+/** How many child records this cap holds; it stays (at 0) once they are all forgotten. */
+export const CHILD_COUNT = "childCount";
 
 /**
  * Live children one cap may hold. It bounds what one revocation step has to
@@ -31,7 +32,7 @@ export async function addChild(storage: DurableObjectStorage, child: ChildRecord
   if (count >= MAX_CHILDREN) {
     return refuse("tooManyChildren", { limit: MAX_CHILDREN });
   }
-  await storage.put({ [CHILD + child.id]: child, [orderKey(child)]: child.id, [COUNT]: count + 1 });
+  await storage.put({ [CHILD + child.id]: child, [orderKey(child)]: child.id, [CHILD_COUNT]: count + 1 });
   return ok(null);
 }
 
@@ -39,9 +40,9 @@ export async function addChild(storage: DurableObjectStorage, child: ChildRecord
 export async function removeChild(storage: DurableObjectStorage, id: string): Promise<void> {
   const child = await storage.get<ChildRecord>(CHILD + id);
   if (!child) return;
-  const count = await storage.get<number>(COUNT);
+  const count = await storage.get<number>(CHILD_COUNT);
   await storage.delete([CHILD + id, orderKey(child)]);
-  if (typeof count === "number") await storage.put(COUNT, Math.max(0, count - 1));
+  if (typeof count === "number") await storage.put(CHILD_COUNT, Math.max(0, count - 1));
 }
 
 /**
@@ -49,12 +50,12 @@ export async function removeChild(storage: DurableObjectStorage, id: string): Pr
  * before the count and the ordered index existed gets both here, once.
  */
 export async function countChildren(storage: DurableObjectStorage): Promise<number> {
-  const stored = await storage.get<number>(COUNT);
+  const stored = await storage.get<number>(CHILD_COUNT);
   if (typeof stored === "number") return stored;
   const all = await storage.list<ChildRecord>({ prefix: CHILD });
   const index = Object.fromEntries([...all.values()].map((c) => [orderKey(c), c.id]));
   for (const batch of chunks(Object.entries(index), 128)) await storage.put(Object.fromEntries(batch));
-  await storage.put(COUNT, all.size);
+  await storage.put(CHILD_COUNT, all.size);
   return all.size;
 }
 
@@ -65,7 +66,7 @@ async function pruneExpired(storage: DurableObjectStorage, now: number): Promise
   const keys = expired.flatMap((c) => [CHILD + c.id, orderKey(c)]);
   for (const batch of chunks(keys, 128)) await storage.delete(batch);
   const count = all.size - expired.length;
-  await storage.put(COUNT, count);
+  await storage.put(CHILD_COUNT, count);
   return count;
 }
 

@@ -306,6 +306,50 @@ describe("revocation", () => {
     expect(await (await root.read("a/b/f")).text()).toBe("written before");
   });
 
+  it("a leaf holding nothing but its record is cleared by its kill alone; one holding more keeps its alarm", async () => {
+    const root = cap((await mintRoot("revoke/leaf/")).token);
+    const leaf = await child(root, { path: "" });
+    await leaf.write("f", "audited"); // an audit table, which the kill drops
+    // Minted once, its child forgotten since: it holds a child count of 0, nothing else.
+    const former = await child(root, { path: "" });
+    const gone = await child(former, { path: "" });
+    expect((await former.revokeChild(gone.minted.id)).status).toBe(204);
+    // State the revocation does not know must never be taken for nothing.
+    const withKey = await child(root, { path: "" });
+    const withTable = await child(root, { path: "" });
+    await runInDurableObject(await capObject(withKey.token), (_i, state) => state.storage.put("kept", 1));
+    await runInDurableObject(await capObject(withTable.token), (_i, state) => {
+      state.storage.sql.exec("CREATE TABLE kept (x)");
+    });
+    const stateOf = async (m: Cap) =>
+      runInDurableObject(await capObject(m.token), async (_i, state) => ({
+        keys: [...(await state.storage.list()).keys()],
+        tables: state.storage.sql
+          .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .toArray()
+          .map((row) => row.name)
+          // The runtime's own tables, and SQLite's (the audit log's AUTOINCREMENT leaves `sqlite_sequence`).
+          .filter((name) => !/^(_cf_|sqlite_)/.test(name)),
+        alarm: await state.storage.getAlarm(),
+      }));
+    for (const m of [leaf, former, withKey, withTable]) expect((await m.revoke()).status).toBe(204);
+    for (const m of [leaf, former]) {
+      expect(await alive(m)).toBe(false);
+      expect(await stateOf(m)).toEqual({ keys: [], tables: [], alarm: null });
+    }
+    for (const m of [withKey, withTable]) {
+      expect(await alive(m)).toBe(false);
+      const before = await stateOf(m);
+      expect(before.keys).not.toContain("cap");
+      // Its alarm clears the rest (it may have run already on a slow machine).
+      if (before.keys.length > 0 || before.tables.length > 0) expect(before.alarm).not.toBeNull();
+      await runDurableObjectAlarm(await capObject(m.token));
+      expect(await stateOf(m)).toEqual({ keys: [], tables: [], alarm: null });
+    }
+    expect(await (await root.read("f")).text()).toBe("audited");
+    expect(await errorCode(await leaf.revoke())).toBe("no_such_cap");
+  });
+
   it("a cap minted while its parent is being revoked does not survive", async () => {
     const root = cap((await mintRoot("revoke/race/")).token);
     const parent = await child(root, { path: "p" });
