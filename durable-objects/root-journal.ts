@@ -10,7 +10,8 @@ import { type Mutation, VersionJournal, type VersionRow } from "./version-journa
 const DAY_MS = 24 * 3600 * 1000;
 /** Work per alarm run, so one run stays bounded however much history expired at once. */
 const PRUNE_BATCH = 500;
-const DROP_BATCH = 50;
+/** One R2 delete each: within the 50 subrequests of the Workers Free plan, with room to spare. */
+const DROP_BATCH = 40;
 /** How soon the alarm runs again while there is work left, or blobs to destroy. */
 const SOON_MS = 1_000;
 

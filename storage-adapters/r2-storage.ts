@@ -33,7 +33,8 @@ const R2_PAGE = 1000;
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
- *   write A + 5 (list, head, put, and over 256 KiB get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
+ *   write A + 7 (list, head, put, the version's put and, if the put was refused, its delete; over 256 KiB
+ *   get + put to record the hash, see seal, and get + put to keep the version, see keepCopy), move A + 5 (get, list, head, put, delete),
  *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
