@@ -286,18 +286,25 @@ async function commit(
     // The sidecar was recorded before the lock (see writeFile). The version
     // link is made before the rename, so a version exists for every file
     // placed; a failed rename takes it back, so a failed write keeps none.
+    // A link that cannot be made (the root's folder on another filesystem)
+    // keeps no version but never fails the write.
     const keepAs = request.keepAs ?? null;
-    if (keepAs !== null) await linkVersion(ctx.versions, dir, target.temp, keepAs);
+    const kept =
+      keepAs !== null &&
+      (await linkVersion(ctx.versions, dir, target.temp, keepAs).then(
+        () => true,
+        () => false,
+      ));
     try {
       await rename(inDir(dir, target.temp), inDir(dir, target.name));
     } catch (error) {
-      if (keepAs !== null) await dropVersion(ctx.versions, keepAs);
+      if (kept) await dropVersion(ctx, keepAs);
       throw error;
     }
     target.committed = true;
     await dir.sync();
     if (current && (await current.file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(current.stat);
-    return ok({ created: current === null, size: request.length, ...hashes, kept: keepAs !== null });
+    return ok({ created: current === null, size: request.length, ...hashes, kept });
   } finally {
     await current?.file.close();
   }

@@ -45,7 +45,7 @@ export async function serveCall(ctx: HostContext, request: Request): Promise<Res
     }
     if (call.op === "read") return readResponse(await read(ctx, call));
     if (call.op === "readVersion") return versionResponse(await readVersion(ctx.versions, call.blob));
-    if (call.op === "dropVersion") return json(await dropVersion(ctx.versions, call.blob));
+    if (call.op === "dropVersion") return json(await dropVersion(ctx, call.blob));
     return json(await dispatch(ctx, call));
   } catch (error) {
     logUnexpected(error);

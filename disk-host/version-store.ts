@@ -15,6 +15,7 @@ import { isBlobName, VERSIONS_DIR_NAME } from "../storage-adapters/version-blobs
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { fileRangeStream } from "./file-range-stream.ts";
 import { errnoOf } from "./fs-errors.ts";
+import type { HostContext } from "./host-context.ts";
 import { type FileHandle, link, mkdir, open, unlink } from "./sync-fs.ts";
 
 /** Makes (mode 0700) and holds the versions folder; refuses one that is a link or not a folder. */
@@ -34,13 +35,24 @@ export async function linkVersion(versions: FileHandle, dir: FileHandle, name: s
   await link(inDir(dir, name), inDir(versions, blob));
 }
 
-/** Removes a version link; nothing there is success. */
-export async function dropVersion(versions: FileHandle, blob: string): Promise<Result<null>> {
+/**
+ * Removes a version link; nothing there is success. When it was the last
+ * name of its inode (the live file was replaced or deleted since), the
+ * inode's sidecar goes too: a replace or delete keeps a sidecar while a
+ * version still links its inode.
+ */
+export async function dropVersion(ctx: HostContext, blob: string): Promise<Result<null>> {
   if (!isBlobName(blob)) return ok(null);
+  let file: FileHandle | null = null;
   try {
-    await unlink(inDir(versions, blob));
+    file = await open(inDir(ctx.versions, blob), OPEN_NOFOLLOW);
+    const before = await file.stat({ bigint: true });
+    await unlink(inDir(ctx.versions, blob));
+    if ((await file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(before);
   } catch (error) {
     if (errnoOf(error) !== "ENOENT") return refuse("unavailable");
+  } finally {
+    await file?.close().catch(() => undefined);
   }
   return ok(null);
 }

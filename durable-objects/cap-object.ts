@@ -405,8 +405,10 @@ export class CapObject extends DurableObject<CapEnv> {
   }
 
   async readVersion(rawId: string): Promise<Result<VersionBody>> {
-    const access = await this.authorize({ rights: ["read"] });
-    return access.ok ? versionBytes(this.env, access.value.cap, rawId) : access;
+    return this.audited("read_version", rawId, false, async () => {
+      const access = await this.authorize({ rights: ["read"] });
+      return access.ok ? versionBytes(this.env, access.value.cap, rawId) : access;
+    });
   }
 
   /** Writes a version's bytes back to its path through the normal write path: rights, audit, a new version. */

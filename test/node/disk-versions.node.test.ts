@@ -5,7 +5,7 @@
  * write keeps nothing; no listing and no cap path reaches the versions.
  */
 
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
@@ -64,6 +64,22 @@ describe("kept versions on disk", () => {
     expectCode(await fx.storage.readVersion(first.blob), "not_found");
     expectOk(await fx.storage.dropVersion(first.blob)); // nothing there: still fine
     expect(await versions()).toEqual([second.blob]);
+    // The first inode is gone with its last link, and its sidecar with it; the second is held by its version.
+    expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
+  });
+
+  it("a link that cannot be made keeps no version and fails no write", async () => {
+    // A name already taken in the versions folder: link() fails with EEXIST, as it would with EXDEV.
+    const taken = newBlobName();
+    await writeFile(join(fx.base, ".capvault-versions", taken), "someone else's");
+    const written = fx.storage.write(fileAt(ROOT, "w.txt"), bodyOf("mine"), {
+      length: 4,
+      contentType: "text/plain",
+      keepAs: taken,
+    });
+    expect(expectOk(await written)).toMatchObject({ created: true, kept: false });
+    expect(await readFile(join(fx.base, "r/w.txt"), "utf8")).toBe("mine");
+    expect(await readFile(join(fx.base, ".capvault-versions", taken), "utf8")).toBe("someone else's");
   });
 
   it("a refused or short write keeps no version", async () => {
