@@ -30,12 +30,20 @@ export function journalPath(at: CheckedFile): string {
 
 /**
  * Records a mutation storage has done. It is done either way: a journal that
- * cannot be reached loses this version, never the write (its blob, if any,
- * is then left unreferenced in the versions area).
+ * fails loses this version, never the write. A journal that answered with a
+ * failure recorded nothing (its commit is one transaction), so the blob this
+ * write kept is dropped; one that could not be reached at all may have
+ * recorded it, so the blob stays.
  */
 export async function recordVersion(env: CapEnv, cap: CapRecord, change: Mutation): Promise<void> {
   const { journal } = journalOf(env, cap);
-  await journal.commit(cap.backend, change, cap.id, cap.retention ?? DEFAULT_RETENTION).catch(() => null);
+  const committed = await journal
+    .commit(cap.backend, change, cap.id, cap.retention ?? DEFAULT_RETENTION)
+    .catch(() => null);
+  if (committed?.ok === false && change.op === "write" && change.blob !== null)
+    await selectStorage(env, cap.backend)
+      ?.dropVersion(change.blob)
+      .catch(() => null);
 }
 
 /** The page a history request asks: `cursor` is the id of the last version seen. */

@@ -36,9 +36,12 @@ export class RootJournal extends DurableObject<CapEnv> {
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
     try {
-      this.journal.setSetting("backend", backend);
-      this.journal.setSetting("keepDays", retention.keepDays);
-      const id = this.journal.record(change, actor, Date.now(), retention.keepVersions);
+      // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
+      const id = this.ctx.storage.transactionSync(() => {
+        this.journal.setSetting("backend", backend);
+        this.journal.setSetting("keepDays", retention.keepDays);
+        return this.journal.record(change, actor, Date.now(), retention.keepVersions);
+      });
       await this.schedule();
       return ok(String(id));
     } catch {

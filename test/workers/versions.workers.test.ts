@@ -229,6 +229,9 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       return rows.n;
     });
     expect(dropped).toBe(2);
+    // What a quota would charge: the bytes of the two versions kept ("version 2", "version 3").
+    const charged = await runInDurableObject(journal(backend, prefix), async (instance) => instance.keptBytes());
+    expect(charged).toBe(18);
 
     // Two days pass for the journal: the alarm prunes what is older than keepDays.
     await runInDurableObject(journal(backend, prefix), async (_i, state) => {
