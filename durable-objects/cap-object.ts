@@ -34,6 +34,7 @@ import {
   versionBytes,
   versionPage,
   versionPageRequest,
+  watchThrough,
 } from "./cap-versions.ts";
 import { addChild, CHILD, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
@@ -100,6 +101,8 @@ export class CapObject extends DurableObject<CapEnv> {
    * answers, so nothing lands through a cap after its revocation returned.
    */
   private readonly running = new Set<{ abort: AbortController; settled: Promise<unknown> }>();
+  /** Change feeds open through this cap, each by its closer: revocation closes them (cap-versions.ts). */
+  private readonly watches = new Set<() => void>();
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -421,6 +424,20 @@ export class CapObject extends DurableObject<CapEnv> {
     return this.writeFile(path, body, { length: size, contentType });
   }
 
+  /** The change feed of this cap's subtree, from the root's journal; closed when the cap is revoked or expires. */
+  async watch(rawSince: string | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    const access = await this.authorize({ rights: ["read"] });
+    if (!access.ok) return access;
+    const opened = await watchThrough(this.env, access.value.cap, rawSince, this.watches);
+    if (!opened.ok) return opened;
+    // Revoked while the feed was being opened: the cascade may have missed it.
+    if (!(await this.live())) {
+      opened.value.close();
+      return noSuchCap();
+    }
+    return ok(opened.value.stream);
+  }
+
   async redactVersion(rawId: string): Promise<Result<null>> {
     return this.audited("redact", rawId, true, async () => {
       const access = await this.authorize({ rights: ["delete"] });
@@ -613,6 +630,7 @@ export class CapObject extends DurableObject<CapEnv> {
   /** Aborts every mutation running through this cap and waits until each has settled. */
   private async stopRunning(): Promise<void> {
     const stopping = [...this.running];
+    for (const close of [...this.watches]) close();
     for (const op of stopping) op.abort.abort();
     await Promise.all(stopping.map((op) => op.settled));
   }

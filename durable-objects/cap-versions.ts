@@ -105,5 +105,50 @@ export async function redactVersion(env: CapEnv, cap: CapRecord, rawId: string):
   return journal.redact(rawId, scope).catch(() => refuse("unavailable"));
 }
 
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The root journal's change feed for this cap's subtree, passed through a
+ * stream this cap object holds: `open` gets its closer, which the object
+ * calls when the cap is revoked; its expiry closes it by a timer. Closing it
+ * cancels the journal's side too.
+ */
+export async function watchThrough(
+  env: CapEnv,
+  cap: CapRecord,
+  rawSince: string | null,
+  open: Set<() => void>,
+): Promise<Result<{ stream: ReadableStream<Uint8Array>; close: () => void }>> {
+  let since: number | null = null;
+  if (rawSince !== null && rawSince !== "") {
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(rawSince) || !Number.isSafeInteger(Number(rawSince)))
+      return refuse("sinceInvalid");
+    since = Number(rawSince);
+  }
+  const { journal, scope } = journalOf(env, cap);
+  const feed = await journal.watch(scope, since).catch(() => refuse("unavailable"));
+  if (!feed.ok) return feed;
+  let controller!: TransformStreamDefaultController<Uint8Array>;
+  const guard = new TransformStream<Uint8Array, Uint8Array>({ start: (c) => void (controller = c) });
+  const delay = cap.expiresAt === null ? Infinity : Math.max(0, cap.expiresAt - Date.now());
+  const timer = delay <= MAX_TIMER_MS ? setTimeout(() => close(), delay) : null;
+  const close = () => {
+    open.delete(close);
+    if (timer !== null) clearTimeout(timer);
+    try {
+      controller.terminate();
+    } catch {
+      // already closed
+    }
+  };
+  open.add(close);
+  feed.value
+    .pipeTo(guard.writable)
+    .catch(() => undefined)
+    .finally(close);
+  return ok({ stream: guard.readable, close });
+}
+
 /** What a restore answers: the write it made, as `PUT /file` reports it. */
 export type RestoreResult = WriteResult;

@@ -6,6 +6,7 @@ import type { Backend, Version } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
+import { inScope, WatchFeed } from "./watch-feed.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Work per alarm run, so one run stays bounded however much history expired at once. */
@@ -14,6 +15,8 @@ const PRUNE_BATCH = 500;
 const DROP_BATCH = 40;
 /** How soon the alarm runs again while there is work left, or blobs to destroy. */
 const SOON_MS = 1_000;
+/** Versions a resuming watcher is sent before its stream ends with where to resume. */
+const BACKLOG_SCAN = 1_000;
 
 /** A version as a cap inside the root sees it: the path relative to that cap's root. */
 export interface ScopedVersion {
@@ -33,15 +36,18 @@ export interface ScopedVersion {
  */
 export class RootJournal extends DurableObject<CapEnv> {
   private readonly journal = new VersionJournal(this.ctx.storage.sql);
+  private readonly feed = new WatchFeed();
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
     try {
       // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
+      const before = this.journal.newestId();
       const id = this.ctx.storage.transactionSync(() => {
         this.journal.setSetting("backend", backend);
         this.journal.setSetting("keepDays", retention.keepDays);
         return this.journal.record(change, actor, Date.now(), retention.keepVersions);
       });
+      this.feed.publish(this.journal.after(before, 4));
       await this.schedule();
       return ok(String(id));
     } catch {
@@ -90,6 +96,23 @@ export class RootJournal extends DurableObject<CapEnv> {
     }
   }
 
+  /**
+   * A server-sent-event stream of the changes inside `scope`: those after
+   * version `since` first (at most {@link BACKLOG_SCAN} versions looked at;
+   * past that the stream ends with a `resume` event naming where to go on),
+   * then each change as it is committed.
+   */
+  async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    try {
+      const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
+      const backlog = scanned.filter((row) => inScope(scope, row.path));
+      const cut = scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null;
+      return ok(this.feed.open(scope, backlog, cut));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
   async keptBytes(): Promise<number> {
     return this.journal.keptBytes();
   }
@@ -107,7 +130,7 @@ export class RootJournal extends DurableObject<CapEnv> {
     const id = Number(rawId);
     if (!Number.isSafeInteger(id)) return null;
     const row = this.journal.find(id);
-    return row?.path.startsWith(scope) && row.path.length > scope.length ? row : null;
+    return row && inScope(scope, row.path) ? row : null;
   }
 
   private async dropOrphans(): Promise<void> {

@@ -90,6 +90,15 @@ export class VersionJournal {
       .toArray();
   }
 
+  /** Up to `limit` versions after `id`, oldest first, on the primary key. */
+  after(id: number, limit: number): VersionRow[] {
+    return this.sql.exec<VersionRow>("SELECT * FROM versions WHERE id > ? ORDER BY id LIMIT ?", id, limit).toArray();
+  }
+
+  newestId(): number {
+    return this.sql.exec<{ id: number | null }>("SELECT max(id) AS id FROM versions").one().id ?? 0;
+  }
+
   find(id: number): VersionRow | null {
     return this.sql.exec<VersionRow>("SELECT * FROM versions WHERE id = ?", id).toArray()[0] ?? null;
   }

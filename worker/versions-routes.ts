@@ -71,3 +71,26 @@ versionsRoutes.post(
     return redacted.ok ? new Response(null, { status: 204 }) : errorResponse(redacted.error);
   }),
 );
+
+/**
+ * `GET /watch?since=<versionId>`: server-sent events, one per change inside
+ * the cap's subtree (`{ path, operation, size, sha256, actor, version }`),
+ * after `since` (or `Last-Event-ID`) first, then live; closed when the cap is
+ * revoked or expires. An `event: resume` names where to reconnect from.
+ */
+versionsRoutes.get(
+  "/:token/watch",
+  withCap(async (cap, c) => {
+    const q = readQuery(c.req.url, ["since"]);
+    if (!q.ok) return errorResponse(await problemFor(cap, q.error));
+    const feed = await cap.watch(q.value.since ?? c.req.header("last-event-id") ?? null);
+    if (!feed.ok) return errorResponse(feed.error);
+    return new Response(feed.value, {
+      headers: {
+        "Content-Type": "text/event-stream",
+        "Cache-Control": "no-store, no-transform",
+        "Content-Encoding": "identity",
+      },
+    });
+  }),
+);
