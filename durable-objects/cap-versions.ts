@@ -130,7 +130,11 @@ export async function watchThrough(
   const feed = await journal.watch(scope, since).catch(() => refuse("unavailable"));
   if (!feed.ok) return feed;
   let controller!: TransformStreamDefaultController<Uint8Array>;
-  const guard = new TransformStream<Uint8Array, Uint8Array>({ start: (c) => void (controller = c) });
+  const guard = new TransformStream<Uint8Array, Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+  });
   const delay = cap.expiresAt === null ? Infinity : Math.max(0, cap.expiresAt - Date.now());
   const timer = delay <= MAX_TIMER_MS ? setTimeout(() => close(), delay) : null;
   const close = () => {
