@@ -20,6 +20,8 @@ export const MAX_VERSION_PAGE = 100;
  * reaches only versions of paths inside its own subtree.
  */
 function journalOf(env: CapEnv, cap: CapRecord) {
+  // A deployment without the binding keeps no history; it must not turn every write into a failure.
+  if (!env.JOURNALS) return null;
   return { journal: rootJournalStub(env, cap.backend, cap.root[0] ?? ""), scope: cap.root.slice(1).join("") };
 }
 
@@ -36,8 +38,9 @@ export function journalPath(at: CheckedFile): string {
  * recorded it, so the blob stays.
  */
 export async function recordVersion(env: CapEnv, cap: CapRecord, change: Mutation): Promise<void> {
-  const { journal } = journalOf(env, cap);
-  const committed = await journal
+  const place = journalOf(env, cap);
+  if (!place) return;
+  const committed = await place.journal
     .commit(cap.backend, change, cap.id, cap.retention ?? DEFAULT_RETENTION)
     .catch(() => null);
   if (committed?.ok === false && change.op === "write" && change.blob !== null)
@@ -64,7 +67,9 @@ export async function versionPage(
   at: CheckedFile,
   page: { before: number | null; limit: number },
 ): Promise<Result<VersionPage>> {
-  const { journal } = journalOf(env, cap);
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal } = place;
   const listed = await journal.history(journalPath(at), page.before, page.limit).catch(() => refuse("unavailable"));
   if (!listed.ok) return listed;
   const { versions } = listed.value;
@@ -82,7 +87,9 @@ export interface VersionBody {
 }
 
 export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<VersionBody>> {
-  const { journal, scope } = journalOf(env, cap);
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
   const found = await journal.find(rawId, scope).catch(() => refuse("unavailable"));
   if (!found.ok) return found;
   const { blob, path, contentType, version } = found.value;
@@ -101,7 +108,9 @@ export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): 
 }
 
 export async function redactVersion(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<null>> {
-  const { journal, scope } = journalOf(env, cap);
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
   return journal.redact(rawId, scope).catch(() => refuse("unavailable"));
 }
 
@@ -126,7 +135,9 @@ export async function watchThrough(
       return refuse("sinceInvalid");
     since = Number(rawSince);
   }
-  const { journal, scope } = journalOf(env, cap);
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
   const feed = await journal.watch(scope, since).catch(() => refuse("unavailable"));
   if (!feed.ok) return feed;
   let controller!: TransformStreamDefaultController<Uint8Array>;
