@@ -12,6 +12,8 @@ export interface WatchEvent {
 
 /** Events a slow watcher may leave unread before it is cut off (it resumes with `since`). */
 const MAX_QUEUED = 1_000;
+/** Watchers one journal holds at once: each commit's work is bounded by them. */
+export const MAX_WATCHERS = 256;
 const encoder = new TextEncoder();
 
 /**
@@ -23,6 +25,11 @@ const encoder = new TextEncoder();
  */
 export class WatchFeed {
   private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
+
+  /** Whether another watcher may open. */
+  hasRoom(): boolean {
+    return this.watchers.size < MAX_WATCHERS;
+  }
 
   /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
   open(scope: string, backlog: VersionRow[], resumeAfter: number | null): ReadableStream<Uint8Array> {
