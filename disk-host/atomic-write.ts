@@ -12,7 +12,7 @@ import type { BigIntStats } from "node:fs";
 import { type Validators, type WritePreconditions, writeAllowed } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
-import type { WriteResult } from "../shared/wire-types.ts";
+import type { StoredWrite } from "../storage-adapters/storage-adapter.ts";
 import {
   paceDeadline,
   readWithin,
@@ -37,11 +37,14 @@ import { errnoOf, failFromFs } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { type ContentHashes, createExclusive, newTempName } from "./meta-store.ts";
 import { type FileHandle, open, rename, unlink } from "./sync-fs.ts";
+import { dropVersion, linkVersion } from "./version-store.ts";
 
 export interface WriteRequest {
   length: number;
   contentType: string;
   preconditions: WritePreconditions;
+  /** Also keep the bytes as this version blob (version-store.ts). */
+  keepAs?: string | null;
 }
 
 /** A temp file placed beside its target, in the folder `chain.top`. */
@@ -70,7 +73,7 @@ export async function writeFile(
   segments: string[],
   body: ReadableStream<Uint8Array>,
   request: WriteRequest,
-): Promise<Result<WriteResult>> {
+): Promise<Result<StoredWrite>> {
   const reader = body.getReader();
   const bound = bodyBound(request.length, ctx.uploads);
   const placed =
@@ -262,7 +265,7 @@ async function commit(
   target: PlacedTemp,
   hashes: ContentHashes,
   request: WriteRequest,
-): Promise<Result<WriteResult>> {
+): Promise<Result<StoredWrite>> {
   const dir = target.chain.top;
   let current: { file: FileHandle; stat: BigIntStats } | null = null;
   try {
@@ -280,12 +283,28 @@ async function commit(
     if (!writeAllowed(request.preconditions, now)) return refuse("preconditionFailed");
     // A replaced file keeps its permissions; a new one gets the configured mode exactly.
     await target.handle.chmod(current ? Number(current.stat.mode & 0o777n) : ctx.fileMode);
-    // The sidecar was recorded before the lock (see writeFile).
-    await rename(inDir(dir, target.temp), inDir(dir, target.name));
+    // The sidecar was recorded before the lock (see writeFile). The version
+    // link is made before the rename, so a version exists for every file
+    // placed; a failed rename takes it back, so a failed write keeps none.
+    // A link that cannot be made (the root's folder on another filesystem)
+    // keeps no version but never fails the write.
+    const keepAs = request.keepAs ?? null;
+    const kept =
+      keepAs !== null &&
+      (await linkVersion(ctx.versions, dir, target.temp, keepAs).then(
+        () => true,
+        () => false,
+      ));
+    try {
+      await rename(inDir(dir, target.temp), inDir(dir, target.name));
+    } catch (error) {
+      if (kept) await dropVersion(ctx, keepAs);
+      throw error;
+    }
     target.committed = true;
     await dir.sync();
     if (current && (await current.file.stat({ bigint: true })).nlink === 0n) await ctx.meta.forget(current.stat);
-    return ok({ created: current === null, size: request.length, ...hashes });
+    return ok({ created: current === null, size: request.length, ...hashes, kept });
   } finally {
     await current?.file.close();
   }

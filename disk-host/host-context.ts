@@ -8,6 +8,8 @@ export interface HostContext {
   /** The base folder (`CAPVAULT_DISK_ROOT`), held open: every root resolves beneath it. */
   base: FileHandle;
   meta: MetaStore;
+  /** `<base>/.capvault-versions/`, held open: kept versions, as hard links (version-store.ts). */
+  versions: FileHandle;
   /** One lock per target file, so a write's precondition check and rename are one step. */
   locks: KeyedLock;
   /** Temp names of writes in progress, which the stale-temp sweep must leave alone. */

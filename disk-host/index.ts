@@ -32,6 +32,7 @@ import { serveCall } from "./serve-call.ts";
 import { cleanStaleTemps } from "./stale-temps.ts";
 import { mkdir, open } from "./sync-fs.ts";
 import { DISK_HOST_UPLOAD_LIMITS } from "./upload-bounds.ts";
+import { openVersionsDir } from "./version-store.ts";
 
 export interface DiskHostOptions {
   /** The base folder (`CAPVAULT_DISK_ROOT`); created (mode `dirMode`) if missing. */
@@ -121,6 +122,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
       const ctx = await ready.catch(() => null);
       if (!ctx) return;
       await ctx.meta.close();
+      await ctx.versions.close().catch(() => undefined);
       await ctx.base.close().catch(() => undefined);
     },
   };
@@ -144,8 +146,13 @@ async function openContext(
       await metaDir.close();
       throw new Error("the disk root's .capvault-meta is not a folder");
     }
+    const versions = await openVersionsDir(base).catch(async (error) => {
+      await metaDir.close();
+      throw error;
+    });
     return {
       base,
+      versions,
       meta: new MetaStore(metaDir),
       locks: new KeyedLock(),
       inFlight: new Set(),

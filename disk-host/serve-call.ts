@@ -6,13 +6,15 @@ import {
   encodeReadMeta,
   READ_META_HEADER,
   splitFrame,
+  VERSION_SIZE_HEADER,
 } from "../storage-adapters/disk-protocol.ts";
-import type { ReadOutcome } from "../storage-adapters/storage-adapter.ts";
+import type { ReadOutcome, VersionBytes } from "../storage-adapters/storage-adapter.ts";
 import { type BodyBound, bodyBound, drain, writeFile } from "./atomic-write.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
+import { dropVersion, readVersion } from "./version-store.ts";
 
 /**
  * Answers one framed call from DiskStorage (protocol: storage-adapters/disk-protocol.ts).
@@ -42,6 +44,8 @@ export async function serveCall(ctx: HostContext, request: Request): Promise<Res
       }
     }
     if (call.op === "read") return readResponse(await read(ctx, call));
+    if (call.op === "readVersion") return versionResponse(await readVersion(ctx.versions, call.blob));
+    if (call.op === "dropVersion") return json(await dropVersion(ctx, call.blob));
     return json(await dispatch(ctx, call));
   } catch (error) {
     logUnexpected(error);
@@ -60,6 +64,7 @@ async function write(ctx: HostContext, call: DiskCall & { op: "write" }, body: R
     length: call.length,
     contentType: call.contentType,
     preconditions: { ifMatch: call.ifMatch ?? undefined, ifNoneMatch: call.ifNoneMatch ?? undefined },
+    keepAs: call.keepAs ?? null,
   });
 }
 
@@ -71,7 +76,10 @@ async function read(ctx: HostContext, call: DiskCall & { op: "read" }): Promise<
   return readFile(ctx, levels.value, path.value, { range: call.range, ifNoneMatch: call.ifNoneMatch });
 }
 
-async function dispatch(ctx: HostContext, call: Exclude<DiskCall, { op: "write" | "read" }>): Promise<Result<unknown>> {
+async function dispatch(
+  ctx: HostContext,
+  call: Exclude<DiskCall, { op: "write" | "read" | "readVersion" | "dropVersion" }>,
+): Promise<Result<unknown>> {
   const levels = checkedLevels(call.root);
   if (!levels.ok) return levels;
   switch (call.op) {
@@ -103,6 +111,15 @@ function readResponse(result: Result<ReadOutcome>): Response {
   return new Response(body, {
     status: 200,
     headers: { [READ_META_HEADER]: encodeReadMeta({ meta, range }), "content-type": "application/octet-stream" },
+  });
+}
+
+function versionResponse(result: Result<VersionBytes>): Response {
+  if (!result.ok) return json(result);
+  const { size, body } = result.value;
+  return new Response(body, {
+    status: 200,
+    headers: { [VERSION_SIZE_HEADER]: String(size), "content-type": "application/octet-stream" },
   });
 }
 

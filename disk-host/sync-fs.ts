@@ -20,6 +20,7 @@ import {
   fchmodSync,
   fstatSync,
   fsync,
+  linkSync,
   mkdirSync,
   openSync,
   read,
@@ -106,6 +107,10 @@ export async function open(path: string, flags: number, mode?: number): Promise<
 
 export async function rename(from: string, to: string): Promise<void> {
   renameSync(from, to);
+}
+
+export async function link(existing: string, name: string): Promise<void> {
+  linkSync(existing, name);
 }
 
 export async function unlink(path: string): Promise<void> {

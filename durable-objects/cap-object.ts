@@ -15,15 +15,27 @@ import type {
   ListPage,
   MintedCap,
   Stat,
+  VersionPage,
   WriteResult,
 } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { ReadOutcome, Root, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
+import { newBlobName } from "../storage-adapters/version-blobs.ts";
 import { AUDIT_TABLES, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
 import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
+import {
+  journalPath,
+  recordVersion,
+  redactVersion,
+  type VersionBody,
+  versionBytes,
+  versionPage,
+  versionPageRequest,
+  watchThrough,
+} from "./cap-versions.ts";
 import { addChild, CHILD, CHILD_COUNT, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
@@ -90,6 +102,8 @@ export class CapObject extends DurableObject<CapEnv> {
    * answers, so nothing lands through a cap after its revocation returned.
    */
   private readonly running = new Set<{ abort: AbortController; settled: Promise<unknown> }>();
+  /** Change feeds open through this cap, each by its closer: revocation closes them (cap-versions.ts). */
+  private readonly watches = new Set<() => void>();
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -259,18 +273,25 @@ export class CapObject extends DurableObject<CapEnv> {
       paths: [at],
       storage,
     } = access.value;
+    const contentType = request.contentType ?? DEFAULT_CONTENT_TYPE;
+    const keepAs = newBlobName();
     const written = await this.revocable(cap.expiresAt, async (signal) =>
       storage.write(at, cutOnAbort(largeChunks(body), signal, cap.expiresAt), {
         length: request.length,
-        contentType: request.contentType ?? DEFAULT_CONTENT_TYPE,
+        contentType,
         ifMatch: request.ifMatch,
         ifNoneMatch: request.ifNoneMatch,
         signal,
+        keepAs,
       }),
     );
     // A write cut short by revocation stored nothing; say so as the cap would now.
     if (!written.ok && !(await this.live())) return noSuchCap();
-    return written;
+    if (!written.ok) return written;
+    const { kept, ...result } = written.value;
+    const blob = kept ? keepAs : null;
+    await recordVersion(this.env, cap, { op: "write", path: journalPath(at), ...result, contentType, blob });
+    return ok(result);
   }
 
   async deleteFile(rawPath: string | null): Promise<Result<null>> {
@@ -283,7 +304,9 @@ export class CapObject extends DurableObject<CapEnv> {
         storage,
       } = access.value;
       // Nothing to cut, but revocation waits for it, so it cannot land after.
-      return this.revocable(cap.expiresAt, () => storage.remove(at));
+      const removed = await this.revocable(cap.expiresAt, () => storage.remove(at));
+      if (removed.ok) await recordVersion(this.env, cap, { op: "delete", path: journalPath(at) });
+      return removed;
     });
   }
 
@@ -373,7 +396,62 @@ export class CapObject extends DurableObject<CapEnv> {
         paths: [from, to],
         storage,
       } = access.value;
-      return this.revocable(cap.expiresAt, () => storage.move(from, to, overwrite));
+      const moved = await this.revocable(cap.expiresAt, () => storage.move(from, to, overwrite));
+      if (moved.ok && from.key !== to.key)
+        await recordVersion(this.env, cap, { op: "move", path: journalPath(from), to: journalPath(to) });
+      return moved;
+    });
+  }
+
+  // ---- versions (durable-objects/cap-versions.ts, root-journal.ts) --------
+
+  async listVersions(rawPath: string | null, rawCursor: string | null, rawLimit: string | null) {
+    return this.audited("versions", rawPath, false, async (): Promise<Result<VersionPage>> => {
+      const access = await this.authorize(
+        { rights: ["read"] },
+        { kind: "file", raw: [rawPath], judge: () => versionPageRequest(rawCursor, rawLimit) },
+      );
+      if (!access.ok) return access;
+      const { cap, paths, judged } = access.value;
+      return versionPage(this.env, cap, paths[0], judged);
+    });
+  }
+
+  async readVersion(rawId: string): Promise<Result<VersionBody>> {
+    return this.audited("read_version", rawId, false, async () => {
+      const access = await this.authorize({ rights: ["read"] });
+      return access.ok ? versionBytes(this.env, access.value.cap, rawId) : access;
+    });
+  }
+
+  /** Writes a version's bytes back to its path through the normal write path: rights, audit, a new version. */
+  async restoreVersion(rawId: string): Promise<Result<WriteResult>> {
+    const access = await this.authorize({ rights: ["write"] });
+    if (!access.ok) return access;
+    const found = await versionBytes(this.env, access.value.cap, rawId);
+    if (!found.ok) return found;
+    const { path, size, contentType, body } = found.value;
+    return this.writeFile(path, body, { length: size, contentType });
+  }
+
+  /** The change feed of this cap's subtree, from the root's journal; closed when the cap is revoked or expires. */
+  async watch(rawSince: string | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    const access = await this.authorize({ rights: ["read"] });
+    if (!access.ok) return access;
+    const opened = await watchThrough(this.env, access.value.cap, rawSince, this.watches);
+    if (!opened.ok) return opened;
+    // Revoked while the feed was being opened: the cascade may have missed it.
+    if (!(await this.live())) {
+      opened.value.close();
+      return noSuchCap();
+    }
+    return ok(opened.value.stream);
+  }
+
+  async redactVersion(rawId: string): Promise<Result<null>> {
+    return this.audited("redact", rawId, true, async () => {
+      const access = await this.authorize({ rights: ["delete"] });
+      return access.ok ? redactVersion(this.env, access.value.cap, rawId) : access;
     });
   }
 
@@ -440,6 +518,8 @@ export class CapObject extends DurableObject<CapEnv> {
       createdAt: now,
       expiresAt,
       parent: { id: cap.id, key: cap.key },
+      // Retention is the root's: a child inherits it, never sets its own.
+      ...(cap.retention ? { retention: cap.retention } : {}),
     });
     // Refused because this cap's revocation reached the child first: say so as a dead cap does.
     if (!made.ok) return (await this.live()) ? made : noSuchCap();
@@ -561,6 +641,7 @@ export class CapObject extends DurableObject<CapEnv> {
   /** Aborts every mutation running through this cap and waits until each has settled. */
   private async stopRunning(): Promise<void> {
     const stopping = [...this.running];
+    for (const close of [...this.watches]) close();
     for (const op of stopping) op.abort.abort();
     await Promise.all(stopping.map((op) => op.settled));
   }

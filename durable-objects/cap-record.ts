@@ -1,3 +1,4 @@
+import type { Retention } from "../shared/retention.ts";
 import type { Right } from "../shared/rights.ts";
 import type { Backend } from "../shared/wire-types.ts";
 import type { Root } from "../storage-adapters/storage-adapter.ts";
@@ -25,6 +26,8 @@ export interface CapRecord {
   expiresAt: number | null;
   /** The cap this one was minted from; `null` for a root cap. */
   parent: CapRef | null;
+  /** The root's version retention, set by the admin and inherited at every mint; absent on older caps (defaults). */
+  retention?: Retention;
 }
 
 /** What a parent remembers of a child: enough to list it and to revoke it, and no token. */

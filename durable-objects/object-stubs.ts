@@ -1,5 +1,7 @@
+import type { Backend } from "../shared/wire-types.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapObject } from "./cap-object.ts";
+import type { RootJournal } from "./root-journal.ts";
 import type { RootRegistry } from "./root-registry.ts";
 
 /**
@@ -9,6 +11,19 @@ import type { RootRegistry } from "./root-registry.ts";
  */
 export function capObjectStub(env: Pick<CapEnv, "CAPS">, key: string): DurableObjectStub<CapObject> {
   return env.CAPS.get(env.CAPS.idFromName(key));
+}
+
+/**
+ * The version journal of a storage root: one per backend and level 0 (the
+ * admin's prefix), so every cap over that root, at any depth, shares it.
+ * The name holds the prefix; object names are never shown to anyone.
+ */
+export function rootJournalStub(
+  env: Pick<CapEnv, "JOURNALS">,
+  backend: Backend,
+  level0: string,
+): DurableObjectStub<RootJournal> {
+  return env.JOURNALS.get(env.JOURNALS.idFromName(`${backend}:${level0}`));
 }
 
 /** The admin's index of root caps: one per vault. */

@@ -3,6 +3,7 @@ import type { GrantRequest } from "../shared/grant-request.ts";
 import { refuse } from "../shared/refusals.ts";
 import { childRoot, parseRelPath } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
+import type { Retention } from "../shared/retention.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
@@ -24,10 +25,13 @@ interface RegisteredRoot extends CapRef {
   rights: Right[];
   createdAt: number;
   expiresAt: number | null;
+  retention?: Retention;
 }
 
 export interface RootRequest extends GrantRequest {
   backend: string;
+  /** How much version history the root keeps (shared/retention.ts); the defaults when absent. */
+  retention?: Retention;
 }
 
 /**
@@ -65,6 +69,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       rights,
       createdAt: now,
       expiresAt,
+      ...(request.retention ? { retention: request.retention } : {}),
     } satisfies RegisteredRoot);
     const made = await this.cap(key).init({
       id,
@@ -76,6 +81,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       createdAt: now,
       expiresAt,
       parent: null,
+      ...(request.retention ? { retention: request.retention } : {}),
     });
     if (!made.ok) return made;
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });

@@ -95,6 +95,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
         durableObjects: {
           CAPS: { className: "CapObject", useSQLite: true },
           ROOTS: { className: "RootRegistry", useSQLite: true },
+          JOURNALS: { className: "RootJournal", useSQLite: true },
         },
         r2Buckets: ["BUCKET"],
         durableObjectsPersist: path.join(settings.state, "durable-objects"),

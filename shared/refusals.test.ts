@@ -17,6 +17,8 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   limitRange: { max: 1100 },
   depthRange: { max: 512 },
   repeatedQuery: { name: echoedName("cursor") },
+  keepVersionsRange: { max: 10000 },
+  keepDaysRange: { max: 3650 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

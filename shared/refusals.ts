@@ -124,6 +124,19 @@ export const REFUSALS = {
     message: (p: { limit: number }) => `a cap holds at most ${p.limit} live children; revoke some first`,
   },
   noSuchChild: { code: "not_found", message: "no such child" },
+  // -- versions: an id outside the cap's subtree, of another root, or malformed reads as unknown
+  noSuchVersion: { code: "not_found", message: "no such version" },
+  sinceInvalid: { code: "bad_request", message: "since must be a version id" },
+  tooManyWatchers: { code: "unavailable", message: "too many watchers of this storage root; try again later" },
+  versionRedacted: { code: "not_found", message: "that version's bytes are gone (redacted, or never kept)" },
+  keepVersionsRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `keepVersions must be an integer from 1 to ${p.max}`,
+  },
+  keepDaysRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `keepDays must be an integer from 1 to ${p.max}`,
+  },
   adminTokenRequired: { code: "unauthorized", message: "admin token required" },
   noSuchRoot: { code: "not_found", message: "no such root" },
   backendChoice: { code: "bad_request", message: 'backend must be "r2" or "disk"' },

@@ -86,6 +86,32 @@ export interface WriteResult {
   sha256: string;
 }
 
+/** What happened to a path in one version: a write made or replaced it, a delete or a move took it away. */
+export type VersionOperation = "created" | "modified" | "deleted" | "moved";
+
+/** One version of a file (`GET /versions`). Never a path outside the cap, never a token. */
+export interface Version {
+  /** Decimal, increasing across the whole root: later versions have larger ids. */
+  id: string;
+  operation: VersionOperation;
+  /** ISO 8601. */
+  at: string;
+  /** The bytes this version holds (for `deleted` and `moved`, the bytes that were taken away); `null` when unknown. */
+  size: number | null;
+  sha256: string | null;
+  /** The public id of the cap that did it: opaque, it names no path and grants nothing. */
+  actor: string;
+  /** True when this version has no bytes to read or restore: redacted, or never kept. */
+  redacted: boolean;
+}
+
+/** `GET /versions?path=P`: a file's versions, newest first. */
+export interface VersionPage {
+  versions: Version[];
+  /** Pass back as `cursor` for the next (older) page; `null` on the last page. */
+  cursor: string | null;
+}
+
 /** `POST /move`: the paths as the request gave them. */
 export interface MoveResult {
   from: string;

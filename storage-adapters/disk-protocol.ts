@@ -11,15 +11,18 @@
  *
  * Response: always 200. Either a JSON `Result` (see {@link DiskAnswers}), or,
  * for a read that returns bytes, those bytes as the body with
- * {@link READ_META_HEADER} holding `encodeURIComponent(JSON {meta, range})`.
+ * {@link READ_META_HEADER} holding `encodeURIComponent(JSON {meta, range})`;
+ * for a `readVersion` that returns bytes, with {@link VERSION_SIZE_HEADER}
+ * holding their length.
  */
 
 import { isErrorCode } from "../shared/error-codes.ts";
 import type { ByteRange } from "../shared/http-conditions.ts";
 import type { Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
-import type { Stat, WriteResult } from "../shared/wire-types.ts";
-import type { FileMeta, ReadOutcome, StorageListPage } from "./storage-adapter.ts";
+import type { Stat } from "../shared/wire-types.ts";
+import type { FileMeta, ReadOutcome, StorageListPage, StoredWrite } from "./storage-adapter.ts";
+import { isBlobName } from "./version-blobs.ts";
 
 /** Root levels are sent as the cap holds them (`""` or `a/b/`); paths as parsed segments. */
 export type DiskCall =
@@ -32,7 +35,11 @@ export type DiskCall =
       contentType: string;
       ifMatch: string | null;
       ifNoneMatch: string | null;
+      /** Also keep the bytes as this version blob (storage-adapters/version-blobs.ts), or none. */
+      keepAs?: string | null;
     }
+  | { op: "readVersion"; root: []; blob: string }
+  | { op: "dropVersion"; root: []; blob: string }
   | { op: "remove"; root: string[]; path: string[] }
   | { op: "stat"; root: string[]; path: string[] }
   | { op: "list"; root: string[]; path: string[]; after: string | null; limit: number; depth: number }
@@ -44,7 +51,9 @@ export type DiskOp = DiskCall["op"];
 /** What each op answers as JSON. A read that returns bytes answers with a body instead. */
 export interface DiskAnswers {
   read: Exclude<ReadOutcome, { status: "body" }>;
-  write: WriteResult;
+  write: StoredWrite;
+  readVersion: never;
+  dropVersion: null;
   remove: null;
   stat: Stat;
   list: StorageListPage;
@@ -52,6 +61,8 @@ export interface DiskAnswers {
   prepareRoot: null;
 }
 
+/** Carries the byte length of a version blob's body. */
+export const VERSION_SIZE_HEADER = "capvault-disk-version-size";
 /** Carries `{ meta, range }` of a read whose body is the file's bytes. */
 export const READ_META_HEADER = "capvault-disk-read";
 /**
@@ -159,9 +170,13 @@ export function decodeCall(json: string): DiskCall | null {
         (v.length as number) >= 0 &&
         typeof v.contentType === "string" &&
         isNullableString(v.ifMatch) &&
-        isNullableString(v.ifNoneMatch)
+        isNullableString(v.ifNoneMatch) &&
+        (v.keepAs === undefined || v.keepAs === null || isBlobName(v.keepAs))
         ? (v as DiskCall)
         : null;
+    case "readVersion":
+    case "dropVersion":
+      return v.root.length === 0 && isBlobName(v.blob) ? (v as DiskCall) : null;
     case "remove":
     case "stat":
       return isStringArray(v.path) ? (v as DiskCall) : null;

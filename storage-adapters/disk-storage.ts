@@ -1,6 +1,6 @@
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
-import type { Stat, WriteResult } from "../shared/wire-types.ts";
+import type { Stat } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DISK_SECRET_HEADER,
@@ -11,6 +11,7 @@ import {
   decodeResult,
   encodeCallHead,
   READ_META_HEADER,
+  VERSION_SIZE_HEADER,
 } from "./disk-protocol.ts";
 import type {
   ReadOutcome,
@@ -19,6 +20,8 @@ import type {
   StorageListPage,
   StorageReadOptions,
   StorageWriteOptions,
+  StoredWrite,
+  VersionBytes,
 } from "./storage-adapter.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits } from "./upload-limits.ts";
 
@@ -70,7 +73,7 @@ export class DiskStorage implements StorageAdapter {
     at: CheckedFile,
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
-  ): Promise<Result<WriteResult>> {
+  ): Promise<Result<StoredWrite>> {
     const call: DiskCall = {
       op: "write",
       root: [...at.root],
@@ -79,6 +82,7 @@ export class DiskStorage implements StorageAdapter {
       contentType: options.contentType,
       ifMatch: options.ifMatch ?? null,
       ifNoneMatch: options.ifNoneMatch ?? null,
+      keepAs: options.keepAs ?? null,
     };
     // Timed here too, so a client too slow for the worker hears why; the
     // host's own (looser) limits are the backstop that frees its descriptors.
@@ -121,6 +125,22 @@ export class DiskStorage implements StorageAdapter {
 
   async prepareRoot(root: CheckedRoot, options: { create: boolean }): Promise<Result<null>> {
     return this.ask<"prepareRoot">({ op: "prepareRoot", root: [...root.root], create: options.create });
+  }
+
+  async readVersion(blob: string): Promise<Result<VersionBytes>> {
+    const response = await this.send({ op: "readVersion", root: [], blob });
+    if (!response) return refuse("unavailable");
+    const size = Number(response.headers.get(VERSION_SIZE_HEADER));
+    if (!response.headers.has(VERSION_SIZE_HEADER)) return answer<"readVersion">(response);
+    if (!Number.isSafeInteger(size) || size < 0 || !response.body) {
+      await response.body?.cancel().catch(() => undefined);
+      return refuse("unavailable");
+    }
+    return ok({ size, body: response.body });
+  }
+
+  async dropVersion(blob: string): Promise<Result<null>> {
+    return this.ask<"dropVersion">({ op: "dropVersion", root: [], blob });
   }
 
   private async ask<K extends DiskOp>(call: DiskCall & { op: K }): Promise<Result<DiskAnswers[K]>> {

@@ -3,7 +3,7 @@ import { refuse } from "../shared/refusals.ts";
 import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
-import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
+import type { ListEntry, Stat } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DEFAULT_CONTENT_TYPE,
@@ -14,9 +14,12 @@ import {
   type StorageListPage,
   type StorageReadOptions,
   type StorageWriteOptions,
+  type StoredWrite,
+  type VersionBytes,
 } from "./storage-adapter.ts";
 import { isListablePath, TREE_WALK_BUDGET, TreePage } from "./tree-page.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
+import { isBlobName, R2_VERSIONS_PREFIX } from "./version-blobs.ts";
 import { readWhole, WHOLE_BODY_MAX } from "./whole-body.ts";
 
 /** Uploads in progress in this isolate. */
@@ -30,7 +33,8 @@ const R2_PAGE = 1000;
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
- *   write A + 5 (list, head, put, and over 256 KiB get + put to record the hash, see seal), move A + 5 (get, list, head, put, delete),
+ *   write A + 7 (list, head, put, the version's put and, if the put was refused, its delete; over 256 KiB
+ *   get + put to record the hash, see seal, and get + put to keep the version, see keepCopy), move A + 5 (get, list, head, put, delete),
  *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
@@ -136,7 +140,7 @@ export class R2Storage implements StorageAdapter {
     at: CheckedFile,
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
-  ): Promise<Result<WriteResult>> {
+  ): Promise<Result<StoredWrite>> {
     const key = at.key;
     const [ancestorIsFile, isDir, current] = await Promise.all([
       this.anyAncestorIsFile(key),
@@ -165,7 +169,7 @@ export class R2Storage implements StorageAdapter {
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
     current: R2Object | null,
-  ): Promise<Result<WriteResult>> {
+  ): Promise<Result<StoredWrite>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
     // truncated file.
@@ -215,7 +219,8 @@ export class R2Storage implements StorageAdapter {
     await piping;
     const sha256 = hex(await digest.digest);
     await this.seal(key, stored, sha256, options.signal);
-    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256 });
+    const kept = await this.keepCopy(key, stored, options.keepAs);
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept });
   }
 
   /**
@@ -253,24 +258,82 @@ export class R2Storage implements StorageAdapter {
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
     current: R2Object | null,
-  ): Promise<Result<WriteResult>> {
+  ): Promise<Result<StoredWrite>> {
     const bytes = await readWhole(body, options.length);
     if (!bytes) return refuse("lengthMismatch");
     const sha256 = hex(await crypto.subtle.digest("SHA-256", bytes));
+    return this.putWhole(key, bytes, sha256, options, current);
+  }
+
+  /**
+   * One buffer, two puts at once: the file, and its version blob when one is
+   * asked. A file that is not stored keeps no blob either.
+   */
+  private async putWhole(
+    key: string,
+    bytes: Uint8Array,
+    sha256: string,
+    options: StorageWriteOptions,
+    current: R2Object | null,
+  ): Promise<Result<StoredWrite>> {
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
-    let stored: R2Object | null;
-    try {
-      stored = await this.bucket.put(key, bytes, {
-        httpMetadata: { contentType: options.contentType },
-        customMetadata: { [SHA256_KEY]: sha256 },
-        ...(conditional ? { onlyIf } : {}),
-      });
-    } catch {
-      return refuse("storageFailed");
+    const metadata = { httpMetadata: { contentType: options.contentType }, customMetadata: { [SHA256_KEY]: sha256 } };
+    const blob = isBlobName(options.keepAs) ? R2_VERSIONS_PREFIX + options.keepAs : null;
+    const [stored, kept] = await Promise.all([
+      this.bucket.put(key, bytes, { ...metadata, ...(conditional ? { onlyIf } : {}) }).catch(() => undefined),
+      blob === null
+        ? false
+        : this.bucket.put(blob, bytes, metadata).then(
+            () => true,
+            () => false,
+          ),
+    ]);
+    if (!stored) {
+      if (kept) await this.bucket.delete(blob!).catch(() => undefined);
+      return stored === undefined ? refuse("storageFailed") : refuse("preconditionFailed");
     }
-    if (!stored) return refuse("preconditionFailed");
-    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256 });
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept });
+  }
+
+  /**
+   * Keeps a streamed write's bytes as its version blob: a copy of the object
+   * just stored, if it is still that version. Streamed bodies are not teed
+   * into two puts: a put refused before reading would leave the other branch
+   * buffering the whole body in memory.
+   */
+  private async keepCopy(key: string, stored: R2Object, keepAs: string | null | undefined): Promise<boolean> {
+    if (!isBlobName(keepAs)) return false;
+    try {
+      const object = await this.bucket.get(key, { onlyIf: { etagMatches: stored.etag } });
+      if (!object || !("body" in object)) return false;
+      const fixed = new FixedLengthStream(object.size);
+      const piping = object.body.pipeTo(fixed.writable).catch(() => undefined);
+      await this.bucket.put(R2_VERSIONS_PREFIX + keepAs, fixed.readable, {
+        httpMetadata: object.httpMetadata ?? {},
+        customMetadata: object.customMetadata ?? {},
+      });
+      await piping;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async readVersion(blob: string): Promise<Result<VersionBytes>> {
+    if (!isBlobName(blob)) return refuse("versionRedacted");
+    const object = await this.bucket.get(R2_VERSIONS_PREFIX + blob);
+    return object ? ok({ size: object.size, body: object.body }) : refuse("versionRedacted");
+  }
+
+  async dropVersion(blob: string): Promise<Result<null>> {
+    if (!isBlobName(blob)) return ok(null);
+    try {
+      await this.bucket.delete(R2_VERSIONS_PREFIX + blob);
+      return ok(null);
+    } catch {
+      return refuse("unavailable");
+    }
   }
 
   private async writeEmpty(
@@ -278,21 +341,13 @@ export class R2Storage implements StorageAdapter {
     body: ReadableStream<Uint8Array>,
     options: StorageWriteOptions,
     current: R2Object | null,
-  ): Promise<Result<WriteResult>> {
+  ): Promise<Result<StoredWrite>> {
     const reader = body.getReader();
     // A body that fails (or times out) before it ends stores nothing, even an empty file.
     const first = await reader.read().catch(() => null);
     await reader.cancel().catch(() => undefined);
     if (!first || (!first.done && first.value && first.value.byteLength > 0)) return refuse("lengthMismatch");
-    const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
-    const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
-    const stored = await this.bucket.put(key, new Uint8Array(0), {
-      httpMetadata: { contentType: options.contentType },
-      customMetadata: { [SHA256_KEY]: EMPTY_SHA256 },
-      ...(conditional ? { onlyIf } : {}),
-    });
-    if (!stored) return refuse("preconditionFailed");
-    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256: EMPTY_SHA256 });
+    return this.putWhole(key, new Uint8Array(0), EMPTY_SHA256, options, current);
   }
 
   async remove(at: CheckedFile): Promise<Result<null>> {

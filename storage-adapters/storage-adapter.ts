@@ -45,6 +45,22 @@ export interface StorageWriteOptions extends WritePreconditions {
    * seal), so the revocation waiting for the write is not kept waiting.
    */
   signal?: AbortSignal | undefined;
+  /**
+   * Also keep these bytes as the version blob of this name (version-blobs.ts),
+   * or no copy when absent. A write that fails keeps no blob.
+   */
+  keepAs?: string | null | undefined;
+}
+
+/** A stored write, and whether its bytes were also kept as the asked version blob. */
+export interface StoredWrite extends WriteResult {
+  kept: boolean;
+}
+
+/** A version blob's bytes. */
+export interface VersionBytes {
+  size: number;
+  body: ReadableStream<Uint8Array>;
 }
 
 /** What a listing asks: names after `after`; `depth` 1 (or absent) lists direct children, else see tree-page.ts. */
@@ -82,7 +98,7 @@ export interface StorageListPage {
  */
 export interface StorageAdapter {
   read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>>;
-  write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<WriteResult>>;
+  write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<StoredWrite>>;
   remove(at: CheckedFile): Promise<Result<null>>;
   stat(at: CheckedEntry): Promise<Result<Stat>>;
   list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>>;
@@ -90,6 +106,10 @@ export interface StorageAdapter {
   move(from: CheckedFile, to: CheckedFile, overwrite: boolean): Promise<Result<null>>;
   /** Checks (and, for `create`, makes) a folder that a new cap will be rooted at. */
   prepareRoot(root: CheckedRoot, options: { create: boolean }): Promise<Result<null>>;
+  /** A kept version's bytes (`versionRedacted` when there are none); names only from the journal. */
+  readVersion(blob: string): Promise<Result<VersionBytes>>;
+  /** Destroys a kept version's bytes; nothing there is success. */
+  dropVersion(blob: string): Promise<Result<null>>;
 }
 
 export const DEFAULT_CONTENT_TYPE = "application/octet-stream";

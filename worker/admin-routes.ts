@@ -2,6 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { rootRegistryStub } from "../durable-objects/object-stubs.ts";
 import { parseGrantRequest } from "../shared/grant-request.ts";
 import { refusal } from "../shared/refusals.ts";
+import { parseRetention } from "../shared/retention.ts";
 import { secretsEqual } from "../shared/token.ts";
 import { type AppEnv, publicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
@@ -27,11 +28,19 @@ adminRoutes.use("*", requireAdmin);
 adminRoutes.post("/roots", async (c) => {
   const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
   if (!body.ok) return errorResponse(body.error);
-  const request = parseGrantRequest(body.value, { pathField: "prefix", extraFields: ["backend"] });
+  const request = parseGrantRequest(body.value, {
+    pathField: "prefix",
+    extraFields: ["backend", "keepVersions", "keepDays"],
+  });
   if (!request.ok) return errorResponse(request.error);
+  const retention = parseRetention(body.value as Record<string, unknown>);
+  if (!retention.ok) return errorResponse(retention.error);
   const backend = (body.value as { backend?: unknown }).backend;
   if (typeof backend !== "string") return errorResponse(refusal("backendChoice"));
-  const result = await rootRegistryStub(c.env).mintRoot({ ...request.value, backend }, publicOrigin(c));
+  const result = await rootRegistryStub(c.env).mintRoot(
+    { ...request.value, backend, retention: retention.value },
+    publicOrigin(c),
+  );
   return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
 });
 

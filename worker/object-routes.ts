@@ -14,6 +14,7 @@ import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
 import { declaredLength } from "./settle-unread-body.ts";
+import { versionsRoutes } from "./versions-routes.ts";
 
 /**
  * Routes under `/object/<token>`: HTTP in, a call on the cap's object, HTTP
@@ -178,4 +179,5 @@ objectRoutes.delete(
 );
 
 objectRoutes.route("/", memoryRoutes);
+objectRoutes.route("/", versionsRoutes);
 objectRoutes.route("/", mcpRoutes);

@@ -42,6 +42,8 @@ export class AdminClient {
     if (options.rights !== undefined) json.rights = options.rights;
     if (options.label !== undefined) json.label = options.label;
     if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
+    if (options.keepVersions !== undefined) json.keepVersions = options.keepVersions;
+    if (options.keepDays !== undefined) json.keepDays = options.keepDays;
     const response = await this.#http.send({
       method: "POST",
       url: `${this.#mount}/admin/roots`,

@@ -7,6 +7,7 @@ import type {
   ListPage,
   MintedCap,
   Stat,
+  VersionPage,
   WriteResult,
 } from "../../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
@@ -346,6 +347,57 @@ export class FsCap {
       expect: [200, 202, 204],
     });
     await response.body?.cancel();
+  }
+
+  /**
+   * One page of a file's versions, newest first (needs `read`). A deleted
+   * file keeps its history: its newest version is the `deleted` one.
+   * @example
+   * const { versions } = await fs.versions("notes/a.md");
+   * const before = versions.find((v) => v.operation !== "deleted" && !v.redacted);
+   */
+  async versions(path: string, options: ListPageOptions = {}): Promise<VersionPage> {
+    const response = await this.#http.send({
+      method: "GET",
+      url: `${this.#base}/versions`,
+      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit },
+      expect: [200],
+    });
+    return this.#http.json<VersionPage>(response);
+  }
+
+  /**
+   * The bytes of one version (needs `read`).
+   * @example
+   * const old = new TextDecoder().decode(await fs.readVersion(versions[1].id));
+   */
+  async readVersion(id: string): Promise<Uint8Array> {
+    const response = await this.#http.send({ method: "GET", url: this.#versionUrl(id), expect: [200] });
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /**
+   * Writes a version's bytes back to its path, as a new version (needs `write`).
+   * @example
+   * await fs.restore(deleted.id); // the deleted file is back
+   */
+  async restore(id: string): Promise<Omit<WriteResult, "created">> {
+    const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/restore`, expect: [200] });
+    return this.#http.json<Omit<WriteResult, "created">>(response);
+  }
+
+  /**
+   * Destroys a version's bytes for good; its record stays, marked `redacted` (needs `delete`).
+   * @example
+   * await fs.redact(leaked.id);
+   */
+  async redact(id: string): Promise<void> {
+    const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/redact`, expect: [204] });
+    await response.body?.cancel();
+  }
+
+  #versionUrl(id: string): string {
+    return `${this.#base}/versions/${encodeURIComponent(id)}`;
   }
 
   /**

@@ -110,4 +110,8 @@ export interface MintRootOptions {
   rights?: Right[];
   label?: string;
   ttlSeconds?: number;
+  /** Versions kept per path (1–10,000; default 100); every cap over the root shares it. */
+  keepVersions?: number;
+  /** Days a version is kept (1–3,650; default 30). */
+  keepDays?: number;
 }

@@ -55,6 +55,7 @@ describe("round trip", () => {
       size: Buffer.byteLength(content),
       etag: md5(content),
       sha256: sha256(content),
+      kept: false,
     });
     expect(await readFile(join(fx.base, "r/notes/today.md"), "utf8")).toBe(content);
 
@@ -72,7 +73,7 @@ describe("round trip", () => {
     });
 
     const replaced = expectOk(await put(fx.storage, ROOT, "notes/today.md", "v2", { contentType: "text/x-other" }));
-    expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2"), sha256: sha256("v2") });
+    expect(replaced).toEqual({ created: false, size: 2, etag: md5("v2"), sha256: sha256("v2"), kept: false });
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "notes/today.md")))).toMatchObject({
       contentType: "text/x-other",
       size: 2,
@@ -428,7 +429,7 @@ describe("stale temps", () => {
     await fx.host.cleanStaleTemps();
     expect(await readdir(join(fx.base, "r/keep"))).toEqual(["me.txt"]);
     expect(await readdir(join(fx.base, "r"))).toEqual(["keep"]);
-    expect((await readdir(fx.base)).sort()).toEqual([".capvault-meta", "r"]);
+    expect((await readdir(fx.base)).sort()).toEqual([".capvault-meta", ".capvault-versions", "r"]);
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "keep/me.txt")))).toMatchObject({ contentType: "text/x-kept" });
     expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
   });

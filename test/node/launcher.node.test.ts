@@ -176,6 +176,9 @@ describe("persistence", () => {
       await fetch(`${root.url}/subdir`, { method: "POST", body: JSON.stringify({ path: "gone" }) })
     ).json()) as { url: string; token: string };
     expect((await fetch(gone.url, { method: "DELETE" })).status).toBe(204);
+    // Version history, on both backends, kept in the journal objects the launcher configures.
+    for (const capUrl of [root.url, vault.diskCapUrl])
+      for (const text of ["v1", "v2"]) await fetch(`${capUrl}/file${q("history.md")}`, { method: "PUT", body: text });
 
     const firstOutput = vault.output().length;
     const runDirs = async () => (await readdir(vault.tmp)).filter((name) => /^capvault-/.test(name));
@@ -187,6 +190,13 @@ describe("persistence", () => {
 
     expect(await (await fetch(`${root.url}/file${q("memo.md")}`)).text()).toBe("remember me");
     expect((await fetch(sub.url)).status).toBe(200);
+    for (const capUrl of [root.url, vault.diskCapUrl]) {
+      const { versions } = (await (await fetch(`${capUrl}/versions${q("history.md")}`)).json()) as {
+        versions: { id: string; operation: string }[];
+      };
+      expect(versions.map((v) => v.operation)).toEqual(["modified", "created"]);
+      expect(await (await fetch(`${capUrl}/versions/${versions[1]!.id}`)).text()).toBe("v1");
+    }
     const revoked = await fetch(gone.url);
     expect(revoked.status).toBe(404);
     expect(((await revoked.json()) as { error: { code: string } }).error.code).toBe("no_such_cap");

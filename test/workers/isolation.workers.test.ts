@@ -86,6 +86,17 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       await keep(cap(subToken).read("../../x"));
       await keep(fs.revokeChild("nope"));
       await keep(fs.revokeChild(((await sub.clone().json()) as { id: string }).id));
+      // Versions: a history, a version's bytes, a restore, a redaction, and refusals of each.
+      const base = `/object/${minted.token}`;
+      const history = await keep(call("GET", `${base}/versions?path=a/b.txt`));
+      const { versions } = (await history.clone().json()) as { versions: { id: string }[] };
+      await keep(call("GET", `${base}/versions/${versions.at(-1)!.id}`));
+      await keep(call("POST", `${base}/versions/${versions.at(-1)!.id}/restore`));
+      await keep(call("POST", `${base}/versions/${versions.at(-1)!.id}/redact`));
+      await keep(call("GET", `${base}/versions/${versions.at(-1)!.id}`));
+      await keep(call("GET", `${base}/versions/999999`));
+      await keep(call("GET", `${base}/versions?path=../x`));
+      await keep(call("GET", `${base}/versions?path=a/b.txt&cursor=!`));
       await keep(call("GET", "/admin/nope", { headers: { authorization: `Bearer ${ADMIN}` } }));
       await keep(call("GET", "/nope"));
       await keep(fs.revoke());

@@ -59,4 +59,25 @@ describe("the SDK inside workerd, through a service binding", () => {
     expect(String(revoked)).not.toContain(reader.url.split("/object/")[1]!);
     expect(await fs.readText("notes/a.md")).toBe("# a\n");
   });
+
+  it("lists versions, reads one, restores a deleted file and redacts, with the root's retention", async () => {
+    const fs = await admin.mintRoot({ backend: "r2", prefix: "sdk-versions/", keepVersions: 3, keepDays: 7 });
+    await fs.write("plan.md", "v1");
+    await fs.write("plan.md", "v2");
+    await fs.delete("plan.md");
+    const { versions, cursor } = await fs.versions("plan.md");
+    expect([versions.map((v) => v.operation), cursor]).toEqual([["deleted", "modified", "created"], null]);
+    expect(new TextDecoder().decode(await fs.readVersion(versions[2]!.id))).toBe("v1");
+    expect(await fs.restore(versions[0]!.id)).toMatchObject({ size: 2 });
+    expect(await fs.readText("plan.md")).toBe("v2");
+    // keepVersions 3: the restore pushed the oldest out.
+    expect((await fs.versions("plan.md")).versions.map((v) => v.operation)).toEqual(["created", "deleted", "modified"]);
+    await expect(fs.readVersion(versions[2]!.id)).rejects.toMatchObject({ code: "not_found", status: 404 });
+    // The deleted version points at the bytes it took away: redacting "v2" takes them from both.
+    await fs.redact(versions[1]!.id);
+    await expect(fs.readVersion(versions[0]!.id)).rejects.toMatchObject({ code: "not_found", status: 404 });
+    expect((await fs.versions("plan.md")).versions.map((v) => v.redacted)).toEqual([false, true, true]);
+    expect(await fs.readText("plan.md")).toBe("v2");
+    await expect(fs.readVersion("../1")).rejects.toMatchObject({ code: "not_found" });
+  });
 });

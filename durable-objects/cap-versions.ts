@@ -1,0 +1,169 @@
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
+import { DEFAULT_RETENTION } from "../shared/retention.ts";
+import type { VersionPage, WriteResult } from "../shared/wire-types.ts";
+import type { CheckedFile } from "../storage-adapters/checked-path.ts";
+import { selectStorage } from "../storage-adapters/select-storage.ts";
+import type { CapEnv } from "./cap-env.ts";
+import type { CapRecord } from "./cap-record.ts";
+import { parseLimit } from "./list-cursor.ts";
+import { rootJournalStub } from "./object-stubs.ts";
+import type { Mutation } from "./version-journal.ts";
+
+/** Versions listed per page at most (and by default). */
+export const MAX_VERSION_PAGE = 100;
+
+/**
+ * A cap's side of version history (the journal is durable-objects/root-journal.ts).
+ * The cap object calls these only after its chokepoint admitted the request;
+ * every lookup carries the cap's scope, its root below level 0, so a child
+ * reaches only versions of paths inside its own subtree.
+ */
+function journalOf(env: CapEnv, cap: CapRecord) {
+  // A deployment without the binding keeps no history; it must not turn every write into a failure.
+  if (!env.JOURNALS) return null;
+  return { journal: rootJournalStub(env, cap.backend, cap.root[0] ?? ""), scope: cap.root.slice(1).join("") };
+}
+
+/** A checked file's path relative to level 0: how the journal names it. */
+export function journalPath(at: CheckedFile): string {
+  return at.root.slice(1).join("") + at.path.text;
+}
+
+/**
+ * Records a mutation storage has done. It is done either way: a journal that
+ * fails loses this version, never the write. A journal that answered with a
+ * failure recorded nothing (its commit is one transaction), so the blob this
+ * write kept is dropped; one that could not be reached at all may have
+ * recorded it, so the blob stays.
+ */
+export async function recordVersion(env: CapEnv, cap: CapRecord, change: Mutation): Promise<void> {
+  const place = journalOf(env, cap);
+  if (!place) return;
+  const committed = await place.journal
+    .commit(cap.backend, change, cap.id, cap.retention ?? DEFAULT_RETENTION)
+    .catch(() => null);
+  if (committed?.ok === false && change.op === "write" && change.blob !== null)
+    await selectStorage(env, cap.backend)
+      ?.dropVersion(change.blob)
+      .catch(() => null);
+}
+
+/** The page a history request asks: `cursor` is the id of the last version seen. */
+export function versionPageRequest(
+  rawCursor: string | null,
+  rawLimit: string | null,
+): Result<{ before: number | null; limit: number }> {
+  const limit = parseLimit(rawLimit, MAX_VERSION_PAGE);
+  if (!limit.ok) return limit;
+  if (rawCursor === null || rawCursor === "") return ok({ before: null, limit: limit.value });
+  if (!/^[1-9][0-9]{0,15}$/.test(rawCursor) || !Number.isSafeInteger(Number(rawCursor))) return refuse("invalidCursor");
+  return ok({ before: Number(rawCursor), limit: limit.value });
+}
+
+export async function versionPage(
+  env: CapEnv,
+  cap: CapRecord,
+  at: CheckedFile,
+  page: { before: number | null; limit: number },
+): Promise<Result<VersionPage>> {
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal } = place;
+  const listed = await journal.history(journalPath(at), page.before, page.limit).catch(() => refuse("unavailable"));
+  if (!listed.ok) return listed;
+  const { versions } = listed.value;
+  const full = versions.length === page.limit;
+  return ok({ versions, cursor: full ? (versions.at(-1)?.id ?? null) : null });
+}
+
+/** A version's bytes, with what a restore needs: its path relative to the cap's root. */
+export interface VersionBody {
+  path: string;
+  size: number;
+  sha256: string | null;
+  contentType: string;
+  body: ReadableStream<Uint8Array>;
+}
+
+export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<VersionBody>> {
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
+  const found = await journal.find(rawId, scope).catch(() => refuse("unavailable"));
+  if (!found.ok) return found;
+  const { blob, path, contentType, version } = found.value;
+  if (blob === null) return refuse("versionRedacted");
+  const storage = selectStorage(env, cap.backend);
+  if (!storage) return refuse("backendMissing");
+  const bytes = await storage.readVersion(blob);
+  if (!bytes.ok) return bytes;
+  return ok({
+    path,
+    size: bytes.value.size,
+    sha256: version.sha256,
+    contentType: contentType ?? "application/octet-stream",
+    body: bytes.value.body,
+  });
+}
+
+export async function redactVersion(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<null>> {
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
+  return journal.redact(rawId, scope).catch(() => refuse("unavailable"));
+}
+
+/** setTimeout's largest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The root journal's change feed for this cap's subtree, passed through a
+ * stream this cap object holds: `open` gets its closer, which the object
+ * calls when the cap is revoked; its expiry closes it by a timer. Closing it
+ * cancels the journal's side too.
+ */
+export async function watchThrough(
+  env: CapEnv,
+  cap: CapRecord,
+  rawSince: string | null,
+  open: Set<() => void>,
+): Promise<Result<{ stream: ReadableStream<Uint8Array>; close: () => void }>> {
+  let since: number | null = null;
+  if (rawSince !== null && rawSince !== "") {
+    if (!/^(0|[1-9][0-9]{0,15})$/.test(rawSince) || !Number.isSafeInteger(Number(rawSince)))
+      return refuse("sinceInvalid");
+    since = Number(rawSince);
+  }
+  const place = journalOf(env, cap);
+  if (!place) return refuse("unavailable");
+  const { journal, scope } = place;
+  const feed = await journal.watch(scope, since).catch(() => refuse("unavailable"));
+  if (!feed.ok) return feed;
+  let controller!: TransformStreamDefaultController<Uint8Array>;
+  const guard = new TransformStream<Uint8Array, Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+  });
+  const delay = cap.expiresAt === null ? Infinity : Math.max(0, cap.expiresAt - Date.now());
+  const timer = delay <= MAX_TIMER_MS ? setTimeout(() => close(), delay) : null;
+  const close = () => {
+    open.delete(close);
+    if (timer !== null) clearTimeout(timer);
+    try {
+      controller.terminate();
+    } catch {
+      // already closed
+    }
+  };
+  open.add(close);
+  feed.value
+    .pipeTo(guard.writable)
+    .catch(() => undefined)
+    .finally(close);
+  return ok({ stream: guard.readable, close });
+}
+
+/** What a restore answers: the write it made, as `PUT /file` reports it. */
+export type RestoreResult = WriteResult;

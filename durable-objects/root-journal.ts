@@ -1,0 +1,173 @@
+import { DurableObject } from "cloudflare:workers";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
+import type { Retention } from "../shared/retention.ts";
+import type { Backend, Version } from "../shared/wire-types.ts";
+import { selectStorage } from "../storage-adapters/select-storage.ts";
+import type { CapEnv } from "./cap-env.ts";
+import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
+import { inScope, WatchFeed } from "./watch-feed.ts";
+
+const DAY_MS = 24 * 3600 * 1000;
+/** Work per alarm run, so one run stays bounded however much history expired at once. */
+const PRUNE_BATCH = 500;
+/** One R2 delete each: within the 50 subrequests of the Workers Free plan, with room to spare. */
+const DROP_BATCH = 40;
+/** How soon the alarm runs again while there is work left, or blobs to destroy. */
+const SOON_MS = 1_000;
+/** Versions a resuming watcher is sent before its stream ends with where to resume. */
+const BACKLOG_SCAN = 1_000;
+
+/** A version as a cap inside the root sees it: the path relative to that cap's root. */
+export interface ScopedVersion {
+  version: Version;
+  path: string;
+  blob: string | null;
+  contentType: string | null;
+  size: number | null;
+}
+
+/**
+ * The history of one storage root (named by backend and level 0: every cap
+ * over that root shares it). Caps report each mutation after storage did it
+ * (`commit`) and ask for history through `history`/`find`, always with their
+ * own scope (their root below level 0): a row outside the scope is answered
+ * exactly as an id that does not exist. Every method returns a Result.
+ */
+export class RootJournal extends DurableObject<CapEnv> {
+  private readonly journal = new VersionJournal(this.ctx.storage.sql);
+  private readonly feed = new WatchFeed();
+
+  async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
+    try {
+      // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
+      const before = this.journal.newestId();
+      const id = this.ctx.storage.transactionSync(() => {
+        this.journal.setSetting("backend", backend);
+        this.journal.setSetting("keepDays", retention.keepDays);
+        return this.journal.record(change, actor, Date.now(), retention.keepVersions);
+      });
+      this.feed.publish(this.journal.after(before, 4));
+      await this.schedule();
+      return ok(String(id));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** `path` is relative to level 0 (the cap's scope and its path joined). */
+  async history(path: string, before: number | null, limit: number): Promise<Result<{ versions: Version[] }>> {
+    try {
+      return ok({ versions: this.journal.history(path, before, limit).map(toVersion) });
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** The version `id`, if its path lies inside `scope` (`""` or a prefix ending in `/`); else `noSuchVersion`. */
+  async find(id: string, scope: string): Promise<Result<ScopedVersion>> {
+    try {
+      const row = this.scoped(id, scope);
+      if (!row) return refuse("noSuchVersion");
+      return ok({
+        version: toVersion(row),
+        path: row.path.slice(scope.length),
+        blob: row.blob,
+        contentType: row.content_type,
+        size: row.size,
+      });
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** Redacts the version `id` within `scope`: its bytes (shared with any other row) go; the rows stay. */
+  async redact(id: string, scope: string): Promise<Result<null>> {
+    try {
+      const row = this.scoped(id, scope);
+      if (!row) return refuse("noSuchVersion");
+      if (row.blob === null) return ok(null);
+      this.journal.redact(row.blob);
+      await this.dropOrphans();
+      await this.schedule();
+      return ok(null);
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /**
+   * A server-sent-event stream of the changes inside `scope`: those after
+   * version `since` first (at most {@link BACKLOG_SCAN} versions looked at;
+   * past that the stream ends with a `resume` event naming where to go on),
+   * then each change as it is committed.
+   */
+  async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    try {
+      if (!this.feed.hasRoom()) return refuse("tooManyWatchers");
+      const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
+      const backlog = scanned.filter((row) => inScope(scope, row.path));
+      const cut = scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null;
+      return ok(this.feed.open(scope, backlog, cut));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  async keptBytes(): Promise<number> {
+    return this.journal.keptBytes();
+  }
+
+  /** Destroys orphaned blobs, then prunes versions older than keepDays, a batch of each per run. */
+  override async alarm(): Promise<void> {
+    await this.dropOrphans();
+    const keepDays = this.journal.setting<number>("keepDays");
+    if (keepDays !== null) this.journal.pruneOlder(Date.now() - keepDays * DAY_MS, PRUNE_BATCH);
+    await this.schedule();
+  }
+
+  private scoped(rawId: string, scope: string): VersionRow | null {
+    if (typeof rawId !== "string" || !/^[1-9][0-9]{0,15}$/.test(rawId)) return null;
+    const id = Number(rawId);
+    if (!Number.isSafeInteger(id)) return null;
+    const row = this.journal.find(id);
+    return row && inScope(scope, row.path) ? row : null;
+  }
+
+  private async dropOrphans(): Promise<void> {
+    const backend = this.journal.setting<Backend>("backend");
+    const storage = backend === null ? null : selectStorage(this.env, backend);
+    if (!storage) return;
+    for (const blob of this.journal.orphans(DROP_BATCH)) {
+      const dropped = await storage.dropVersion(blob).catch(() => refuse("unavailable"));
+      if (dropped.ok) this.journal.forgetOrphan(blob);
+    }
+  }
+
+  /** The next alarm: soon while blobs wait to be destroyed, else when the oldest version expires. */
+  private async schedule(): Promise<void> {
+    const keepDays = this.journal.setting<number>("keepDays");
+    const oldest = this.journal.oldestAt();
+    const waiting = this.journal.orphans(1).length > 0;
+    const due = [
+      waiting ? Date.now() + SOON_MS : null,
+      keepDays !== null && oldest !== null ? Math.max(oldest + keepDays * DAY_MS, Date.now() + SOON_MS) : null,
+    ].filter((t) => t !== null);
+    if (due.length === 0) return;
+    const next = Math.min(...due);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+  }
+}
+
+function toVersion(row: VersionRow): Version {
+  return {
+    id: String(row.id),
+    operation: row.op,
+    at: new Date(row.at).toISOString(),
+    size: row.size,
+    sha256: row.sha256,
+    actor: row.actor,
+    redacted: row.blob === null,
+  };
+}

@@ -1,0 +1,90 @@
+import type { VersionRow } from "./version-journal.ts";
+
+/** One change as a watcher sees it: the path relative to its own root. */
+export interface WatchEvent {
+  path: string;
+  operation: VersionRow["op"];
+  size: number | null;
+  sha256: string | null;
+  actor: string;
+  version: string;
+}
+
+/** Events a slow watcher may leave unread before it is cut off (it resumes with `since`). */
+const MAX_QUEUED = 1_000;
+/** Watchers one journal holds at once: each commit's work is bounded by them. */
+export const MAX_WATCHERS = 256;
+const encoder = new TextEncoder();
+
+/**
+ * The live watchers of one journal, each a server-sent-event stream with a
+ * scope (its cap's root below level 0). An event goes only to watchers whose
+ * scope holds its path, with the path made relative to that scope. Held in
+ * memory by the journal while a stream is open; a watcher that falls behind
+ * by {@link MAX_QUEUED} events is closed rather than buffered without bound.
+ */
+export class WatchFeed {
+  private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
+
+  /** Whether another watcher may open. */
+  hasRoom(): boolean {
+    return this.watchers.size < MAX_WATCHERS;
+  }
+
+  /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
+  open(scope: string, backlog: VersionRow[], resumeAfter: number | null): ReadableStream<Uint8Array> {
+    let watcher!: { scope: string; controller: ReadableStreamDefaultController<Uint8Array> };
+    return new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          watcher = { scope, controller };
+          controller.enqueue(encoder.encode(": watching\n\n"));
+          for (const row of backlog) controller.enqueue(frame(scope, row));
+          // The backlog was cut: this stream ends, and the watcher resumes after its last event.
+          if (resumeAfter !== null) {
+            controller.enqueue(
+              encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(resumeAfter) })}\n\n`),
+            );
+            controller.close();
+            return;
+          }
+          this.watchers.add(watcher);
+        },
+        cancel: () => {
+          this.watchers.delete(watcher);
+        },
+      },
+      { highWaterMark: MAX_QUEUED },
+    );
+  }
+
+  publish(rows: VersionRow[]): void {
+    for (const watcher of this.watchers) {
+      for (const row of rows) {
+        if (!inScope(watcher.scope, row.path)) continue;
+        if ((watcher.controller.desiredSize ?? 0) <= 0) {
+          this.watchers.delete(watcher);
+          watcher.controller.close();
+          break;
+        }
+        watcher.controller.enqueue(frame(watcher.scope, row));
+      }
+    }
+  }
+}
+
+export function inScope(scope: string, path: string): boolean {
+  return path.startsWith(scope) && path.length > scope.length;
+}
+
+function frame(scope: string, row: VersionRow): Uint8Array {
+  const event: WatchEvent = {
+    path: row.path.slice(scope.length),
+    operation: row.op,
+    size: row.size,
+    sha256: row.sha256,
+    actor: row.actor,
+    version: String(row.id),
+  };
+  return encoder.encode(`id: ${row.id}\ndata: ${JSON.stringify(event)}\n\n`);
+}

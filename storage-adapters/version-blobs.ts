@@ -1,0 +1,27 @@
+/**
+ * Where superseded bytes live. Each kept version is one blob, named by 128
+ * random bits in hex, stored where no cap can name it and no listing shows
+ * it: every name starting `.capvault-` is refused by the path parser and
+ * skipped by listings (shared/rel-path.ts), and an admin's prefix is parsed
+ * the same way, so no root can be minted inside either place.
+ *
+ * - R2: the key `.capvault-versions/<blob>`, outside every root's prefix (and,
+ *   for a root over the whole bucket, a reserved name within it).
+ * - Disk: `<base>/.capvault-versions/<blob>`, a hard link to the inode the
+ *   write renamed into place, so the live file stays a plain file and keeping
+ *   a version costs no copy.
+ */
+export const VERSIONS_DIR_NAME = ".capvault-versions";
+export const R2_VERSIONS_PREFIX = `${VERSIONS_DIR_NAME}/`;
+
+const BLOB_NAME = /^[0-9a-f]{32}$/;
+
+/** Whether `name` is a blob name as {@link newBlobName} makes them: checked again at every storage boundary. */
+export function isBlobName(name: unknown): name is string {
+  return typeof name === "string" && BLOB_NAME.test(name);
+}
+
+export function newBlobName(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
