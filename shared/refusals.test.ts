@@ -17,6 +17,11 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   limitRange: { max: 1100 },
   depthRange: { max: 512 },
   repeatedQuery: { name: echoedName("cursor") },
+  rpcTooManyMessages: { limit: 4096 },
+  rpcTooDeep: { limit: 64 },
+  rpcTooManyCalls: { limit: 1500 },
+  rpcReadTooLarge: { limit: 4194304 },
+  rpcReadBudget: { limit: 16777216 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

@@ -13,6 +13,7 @@ import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
+import { rpcRoutes } from "./rpc/rpc-route.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 
 /**
@@ -179,3 +180,4 @@ objectRoutes.delete(
 
 objectRoutes.route("/", memoryRoutes);
 objectRoutes.route("/", mcpRoutes);
+objectRoutes.route("/", rpcRoutes);
