@@ -172,6 +172,42 @@ describe("refusals are the HTTP contract's", () => {
     ]);
   });
 
+  it("a refusal over RPC is audited as over HTTP", async () => {
+    const reader = await fs.subdir({ path: "skills", rights: ["read"] });
+    expect((await refusal(connect(reader.url).read("../x"))).code).toBe("path_escapes");
+    expect((await realFetch(`${reader.url}/file?path=../x`)).status).toBe(400);
+    // Identical refusals share a line: the RPC one and the HTTP one make a count of 2.
+    const trail = (await (await realFetch(`${reader.url}/audit`)).json()) as {
+      entries: { op: string; path: string; outcome: string; count: number }[];
+    };
+    expect(trail.entries.find((e) => e.path === "../x")).toMatchObject({
+      op: "read",
+      outcome: "path_escapes",
+      count: 2,
+    });
+  });
+
+  it("reads are bounded: one file, and all of a batch's reads together", async () => {
+    const four = new Uint8Array(4 * 1024 * 1024).fill(0x61);
+    await fs.write("big/four.bin", four);
+    await fs.write("big/over.bin", new Uint8Array(four.byteLength + 1));
+    const rpc = connect(fs.url);
+    const over = refusal(rpc.read("big/over.bin"));
+    const reads = Array.from({ length: 5 }, () =>
+      rpc.read("big/four.bin").then(
+        (bytes) => bytes.byteLength,
+        (e: { code: string; message: string }) => e.message,
+      ),
+    );
+    expect(await over).toEqual({
+      code: "too_large",
+      message: "reads over RPC are limited to 4194304 bytes; GET /file has no limit",
+    });
+    const outcomes = await Promise.all(reads);
+    expect(outcomes.filter((o) => o === four.byteLength)).toHaveLength(4);
+    expect(outcomes).toContain("an RPC batch reads at most 16777216 bytes in all");
+  }, 60_000);
+
   it("arguments of the wrong type are bad requests, never a crash", async () => {
     const rpc = connect(fs.url) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     const [path, bytes, option] = await Promise.all([
