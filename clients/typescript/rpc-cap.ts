@@ -19,7 +19,8 @@ import { parseCapUrl } from "./cap-url.ts";
  * (`path_escapes`, `no_such_cap`, …) and whose `message` is its text.
  *
  * Declared here, not taken from capnweb's types, so the SDK's declarations
- * name no package.
+ * name no package (nor `Symbol.dispose`, which a consumer's TypeScript may
+ * lack: {@link disconnect} disposes a stub).
  */
 export interface RpcCap {
   read(path: string): Promise<Uint8Array>;
@@ -37,8 +38,6 @@ export interface RpcCap {
   revoke(): Promise<RevokePending>;
   /** The cap's URL: the one call that hands the client a secret. */
   share(): Promise<MintedCap>;
-  /** Ends a WebSocket session (on the main stub) or releases this stub. */
-  [Symbol.dispose](): void;
 }
 
 /** A cap still being minted: call its methods now, or await it for the stub. */
@@ -84,10 +83,17 @@ export function connect(capUrl: string): RpcCap {
  * if it was the main cap). Dispose the main stub to close it.
  *
  * @example
- * using vault = connectLive(process.env.CAPVAULT_CAP!);
+ * const vault = connectLive(process.env.CAPVAULT_CAP!);
  * const notes = vault.subdir("notes", { rights: ["read", "list"] });
  * console.log(await notes.list(), await notes.readText("today.md"));
+ * disconnect(vault);
  */
 export function connectLive(capUrl: string): RpcCap {
   return newWebSocketRpcSession(rpcUrl(capUrl, true)) as unknown as RpcCap;
+}
+
+/** Disposes a stub: on a WebSocket session's main stub, closes the session; on another, releases it. */
+export function disconnect(cap: RpcCap): void {
+  const dispose = (Symbol as unknown as { dispose: symbol }).dispose;
+  (cap as unknown as Record<symbol, () => void>)[dispose]?.();
 }

@@ -8,7 +8,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Agent, WebSocket as UndiciWebSocket, fetch as undiciFetch } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient, connect, connectLive, FsCap, type RpcCap } from "../../clients/typescript/index.ts";
+import { AdminClient, connect, connectLive, disconnect, FsCap, type RpcCap } from "../../clients/typescript/index.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -260,7 +260,7 @@ describe("revocation", () => {
       const closed = await refusal(live.info());
       expect(closed.message).toMatch(/closed/i);
     } finally {
-      live[Symbol.dispose]();
+      disconnect(live);
     }
   });
 });
