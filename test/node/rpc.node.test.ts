@@ -16,6 +16,17 @@ let fs: FsCap;
 /** Every request the client made to an /rpc URL, with its answer's text. */
 const rpcRequests: { url: string; status: number; body: string }[] = [];
 const realFetch = globalThis.fetch;
+/**
+ * Every request of this file on a connection of its own: a kept-alive
+ * connection reused just as the server closes it for idling fails with
+ * ECONNRESET, and a test must not depend on that race.
+ */
+const fresh = new Agent({ pipelining: 0 });
+const plainFetch = (async (input: string | URL | Request, init?: RequestInit) =>
+  undiciFetch(input instanceof Request ? input.url : input, {
+    ...init,
+    dispatcher: fresh,
+  } as never)) as unknown as typeof fetch;
 
 /** The refusal a call gave: `{ code, message }`, as the client reads them. */
 async function refusal(promise: Promise<unknown>): Promise<{ code: unknown; message: string }> {
@@ -34,25 +45,16 @@ async function httpRefusal(response: Response): Promise<{ code: unknown; message
   return body.error;
 }
 
-/**
- * A raw batch: lines of capnweb messages, posted as they are, on a connection
- * of its own (the vault may close one that sent an oversized body).
- */
-async function postBatch(capUrl: string, body: string): Promise<Response> {
-  const dispatcher = new Agent({ pipelining: 0 });
-  try {
-    const answer = await undiciFetch(`${capUrl}/rpc`, { method: "POST", body, dispatcher });
-    return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers as HeadersInit });
-  } finally {
-    await dispatcher.close();
-  }
+/** A raw batch: lines of capnweb messages, posted as they are. */
+function postBatch(capUrl: string, body: string): Promise<Response> {
+  return plainFetch(`${capUrl}/rpc`, { method: "POST", body });
 }
 
 beforeAll(async () => {
   // Node 20 has no global WebSocket; capnweb (and connectLive) use the global one.
   globalThis.WebSocket ??= UndiciWebSocket as unknown as typeof WebSocket;
   globalThis.fetch = async (input, init) => {
-    const response = await realFetch(input, init);
+    const response = await plainFetch(input, init);
     const url = input instanceof Request ? input.url : String(input);
     if (url.endsWith("/rpc")) rpcRequests.push({ url, status: response.status, body: await response.clone().text() });
     return response;
@@ -71,6 +73,7 @@ afterEach(() => {
 afterAll(async () => {
   globalThis.fetch = realFetch;
   await vault?.stop();
+  await fresh.close();
 });
 
 describe("the hermes-fs-as-cap test vector over RPC", () => {
@@ -144,19 +147,19 @@ describe("refusals are the HTTP contract's", () => {
     const reader = await fs.subdir({ path: "skills", rights: ["read", "list"] });
     const rpc = connect(reader.url);
     const cases: [Promise<unknown>, Promise<Response>][] = [
-      [rpc.write("x.txt", "data"), realFetch(`${reader.url}/file?path=x.txt`, { method: "PUT", body: "data" })],
+      [rpc.write("x.txt", "data"), plainFetch(`${reader.url}/file?path=x.txt`, { method: "PUT", body: "data" })],
       [
         rpc.delete("hermes-fs-as-cap/SKILL.md"),
-        realFetch(`${reader.url}/file?path=hermes-fs-as-cap/SKILL.md`, { method: "DELETE" }),
+        plainFetch(`${reader.url}/file?path=hermes-fs-as-cap/SKILL.md`, { method: "DELETE" }),
       ],
       [
         rpc.subdir("other-skill"),
-        realFetch(`${reader.url}/subdir`, { method: "POST", body: '{"path":"other-skill"}' }),
+        plainFetch(`${reader.url}/subdir`, { method: "POST", body: '{"path":"other-skill"}' }),
       ],
-      [rpc.read("../other-skill/SKILL.md"), realFetch(`${reader.url}/file?path=../other-skill/SKILL.md`)],
-      [rpc.stat("C:/Windows"), realFetch(`${reader.url}/stat?path=C:/Windows`)],
-      [rpc.list("a//b"), realFetch(`${reader.url}/list?path=a//b`)],
-      [rpc.read("missing.md"), realFetch(`${reader.url}/file?path=missing.md`)],
+      [rpc.read("../other-skill/SKILL.md"), plainFetch(`${reader.url}/file?path=../other-skill/SKILL.md`)],
+      [rpc.stat("C:/Windows"), plainFetch(`${reader.url}/stat?path=C:/Windows`)],
+      [rpc.list("a//b"), plainFetch(`${reader.url}/list?path=a//b`)],
+      [rpc.read("missing.md"), plainFetch(`${reader.url}/file?path=missing.md`)],
     ];
     const overRpc = await Promise.all(cases.map(([call]) => refusal(call)));
     const http = await Promise.all(cases.map(async ([, response]) => httpRefusal(await response)));
@@ -175,9 +178,9 @@ describe("refusals are the HTTP contract's", () => {
   it("a refusal over RPC is audited as over HTTP", async () => {
     const reader = await fs.subdir({ path: "skills", rights: ["read"] });
     expect((await refusal(connect(reader.url).read("../x"))).code).toBe("path_escapes");
-    expect((await realFetch(`${reader.url}/file?path=../x`)).status).toBe(400);
+    expect((await plainFetch(`${reader.url}/file?path=../x`)).status).toBe(400);
     // Identical refusals share a line: the RPC one and the HTTP one make a count of 2.
-    const trail = (await (await realFetch(`${reader.url}/audit`)).json()) as {
+    const trail = (await (await plainFetch(`${reader.url}/audit`)).json()) as {
       entries: { op: string; path: string; outcome: string; count: number }[];
     };
     expect(trail.entries.find((e) => e.path === "../x")).toMatchObject({
@@ -247,13 +250,13 @@ describe("revocation", () => {
       const child = live.subdir("skills");
       expect(await child.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
       const childUrl = (await child.share()).url;
-      expect((await realFetch(childUrl, { method: "DELETE" })).status).toBe(204);
+      expect((await plainFetch(childUrl, { method: "DELETE" })).status).toBe(204);
       expect(await refusal(child.readText("hermes-fs-as-cap/SKILL.md"))).toMatchObject({ code: "no_such_cap" });
 
       const sibling: RpcCap = live.subdir("skills");
       expect(await sibling.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
       // The parent dies (from elsewhere): its stubs and everything minted from it die at once.
-      expect((await realFetch(main.url, { method: "DELETE" })).status).toBe(204);
+      expect((await plainFetch(main.url, { method: "DELETE" })).status).toBe(204);
       expect(await refusal(sibling.stat(""))).toMatchObject({ code: "no_such_cap" });
       expect(await refusal(live.info())).toMatchObject({ code: "no_such_cap" });
       // That answer closed the session: the next call fails without reaching the cap.

@@ -1,10 +1,11 @@
-import { newHttpBatchRpcResponse, newWebSocketRpcSession, type RpcSessionOptions } from "capnweb";
+import { newHttpBatchRpcResponse, RpcSession, type RpcSessionOptions } from "capnweb";
 import { Hono } from "hono";
 import { refusal, refuse } from "../../shared/refusals.ts";
 import { type AppEnv, liveCap, publicOrigin } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { readTextBody } from "../json-body.ts";
 import { CapTarget } from "./cap-target.ts";
+import { ClosingTransport } from "./closing-transport.ts";
 import { checkBatch } from "./rpc-batch-check.ts";
 import { redactError } from "./rpc-error.ts";
 import { RPC_LIMITS } from "./rpc-limits.ts";
@@ -23,8 +24,6 @@ const SESSION_OPTIONS: RpcSessionOptions = {
   onSendError: redactError,
   limits: { maxDepth: RPC_LIMITS.depth, maxMessageSize: RPC_LIMITS.messageBytes },
 };
-/** WebSocket close code for a session whose cap died (4000–4999 are the application's). */
-const CAP_DEAD_CLOSE = 4404;
 
 rpcRoutes.post("/:token/rpc", async (c) => {
   const token = c.req.param("token");
@@ -56,8 +55,8 @@ rpcRoutes.get("/:token/rpc", async (c) => {
   server.accept();
   const budget = new RpcSessionBudget("live");
   const target = new CapTarget(live.value.cap, token, { env: c.env, origin: publicOrigin(c), budget }, true);
-  newWebSocketRpcSession(server, target, SESSION_OPTIONS);
-  // Closed after the answer that found the cap dead has gone out: every stub of the session dies with it.
-  budget.whenMainDies(() => setTimeout(() => server.close(CAP_DEAD_CLOSE, refusal("noSuchCap").message), 0));
+  const transport = new ClosingTransport(server);
+  new RpcSession(transport, target, SESSION_OPTIONS);
+  budget.whenMainDies(() => transport.closeAfterNextAnswer());
   return new Response(null, { status: 101, webSocket: client });
 });
