@@ -191,7 +191,7 @@ export const REFUSALS = {
     code: "too_large",
     message: (p: { limit: number }) => `an RPC batch reads at most ${p.limit} bytes in all`,
   },
-  rpcNotACall: { code: "bad_request", message: "not a call of the cap's RPC interface" },
+  rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
   rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
   rpcOptions: { code: "bad_request", message: "options must be an object" },
 } as const satisfies Record<string, RefusalEntry>;

@@ -213,14 +213,24 @@ describe("refusals are the HTTP contract's", () => {
 
   it("arguments of the wrong type are bad requests, never a crash", async () => {
     const rpc = connect(fs.url) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    const [path, bytes, option] = await Promise.all([
+    const [path, bytes, option, unknown] = await Promise.all([
       refusal(rpc.read!(42)),
       refusal(rpc.write!("x.txt", { not: "bytes" })),
       refusal(rpc.subdir!("skills", { rihgts: ["read"] })),
+      refusal(rpc.rootPrefix!()),
     ]);
     expect(path.code).toBe("bad_request");
     expect(bytes.code).toBe("bad_request");
     expect(option).toEqual({ code: "bad_request", message: 'unknown field "rihgts"' });
+    // capnweb's own errors leave with a fixed text, never its message or a stack.
+    expect(unknown).toEqual({ code: "bad_request", message: "no such method on the cap, or a malformed RPC message" });
+    // The client's stub will not send a call of `constructor`; a raw batch does.
+    const raw = await postBatch(fs.url, '["push",["pipeline",0,["constructor"],["x"]]]\n["pull",1]');
+    expect(JSON.parse(await raw.text())).toEqual([
+      "reject",
+      1,
+      ["error", "Error", "no such method on the cap, or a malformed RPC message", null, { code: "bad_request" }],
+    ]);
   });
 });
 
@@ -292,6 +302,34 @@ describe("hostile batches", () => {
       [400, "bad_request"],
     ]);
     expect(refusals[1]!.message).toBe("RPC messages nest at most 64 levels deep");
+  });
+
+  it("over a WebSocket, a message too deep or too big ends that session only", async () => {
+    const wsUrl = `${fs.url.replace(/^http/, "ws")}/rpc`;
+    const ends = await Promise.all(
+      [`["push",${"[".repeat(100_000)}${"]".repeat(100_000)}]`, `["push","${"x".repeat(9 * 1024 * 1024)}"]`].map(
+        (message) =>
+          new Promise<string[]>((resolve) => {
+            const received: string[] = [];
+            const socket = new UndiciWebSocket(wsUrl);
+            socket.onopen = () => socket.send(message);
+            socket.onmessage = (event) => received.push(String(event.data));
+            socket.onclose = () => resolve(received);
+          }),
+      ),
+    );
+    // capnweb aborts the session, saying why with a fixed text, and closes it.
+    const abort = [
+      "abort",
+      ["error", "Error", "no such method on the cap, or a malformed RPC message", null, { code: "bad_request" }],
+    ];
+    expect(ends.map((messages) => messages.map((m) => JSON.parse(m)))).toEqual([[abort], [abort]]);
+    const live = connectLive(fs.url);
+    try {
+      expect(await live.subdir("skills").readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+    } finally {
+      disconnect(live);
+    }
   });
 
   it("a batch past its call bound refuses the calls beyond it, not the batch", async () => {
