@@ -304,6 +304,18 @@ describe("hostile batches", () => {
     expect(refusals[1]!.message).toBe("RPC messages nest at most 64 levels deep");
   });
 
+  it("refused whole: a bad message anywhere in a batch means none of its calls ran", async () => {
+    const write = (name: string) => `["push",["pipeline",0,["write"],["refused/${name}","data"]]]`;
+    const answers = await Promise.all([
+      postBatch(fs.url, `${write("a.txt")}\n["pull",1]\nnot json`),
+      postBatch(fs.url, `${write("b.txt")}\n["push",["pipeline",9,["read"],["x"]]]\n["pull",1]`),
+      postBatch(fs.url, `${write("c.txt")}\n["release",0,5]`),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 400]);
+    const listing = await plainFetch(`${fs.url}/list?path=refused`);
+    expect(await httpRefusal(listing)).toEqual({ code: "not_found", message: "nothing at that path" });
+  });
+
   it("over a WebSocket, a message too deep or too big ends that session only", async () => {
     const wsUrl = `${fs.url.replace(/^http/, "ws")}/rpc`;
     const ends = await Promise.all(

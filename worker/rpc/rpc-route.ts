@@ -1,9 +1,10 @@
-import { newHttpBatchRpcResponse, RpcSession, type RpcSessionOptions } from "capnweb";
+import { RpcSession, type RpcSessionOptions } from "capnweb";
 import { Hono } from "hono";
 import { refusal, refuse } from "../../shared/refusals.ts";
 import { type AppEnv, liveCap, publicOrigin } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { readTextBody } from "../json-body.ts";
+import { BatchTransport } from "./batch-transport.ts";
 import { CapTarget } from "./cap-target.ts";
 import { ClosingTransport } from "./closing-transport.ts";
 import { checkBatch } from "./rpc-batch-check.ts";
@@ -31,19 +32,22 @@ rpcRoutes.post("/:token/rpc", async (c) => {
   if (!live.ok) return errorResponse(live.error);
   const body = await readTextBody(c.req.raw, RPC_LIMITS.messageBytes);
   if (!body.ok) return errorResponse(body.error);
-  const text = body.value ?? "";
-  const batch = body.value === null ? refuse("rpcMalformed") : checkBatch(text);
+  const batch = body.value === null ? refuse("rpcMalformed") : checkBatch(body.value);
   if (!batch.ok) return errorResponse(batch.error);
   const budget = new RpcSessionBudget("batch");
   const target = new CapTarget(live.value.cap, token, { env: c.env, origin: publicOrigin(c), budget }, true);
+  const transport = new BatchTransport(batch.value);
+  const session = new RpcSession(transport, target, SESSION_OPTIONS);
   try {
-    const request = new Request(c.req.url, { method: "POST", body: text });
-    const answer = await newHttpBatchRpcResponse(request, target, SESSION_OPTIONS);
-    return new Response(answer.body, { headers: { "Content-Type": "text/plain; charset=utf-8" } });
+    await transport.allRead;
   } catch {
-    // capnweb aborts the whole batch on a message it cannot read.
+    // capnweb aborted on a message it cannot read: the batch is refused whole, and no call ran.
+    budget.refuseAll();
     return errorResponse(refusal("rpcMalformed"));
   }
+  budget.open();
+  await session.drain();
+  return new Response(transport.body(), { headers: { "Content-Type": "text/plain; charset=utf-8" } });
 });
 
 rpcRoutes.get("/:token/rpc", async (c) => {

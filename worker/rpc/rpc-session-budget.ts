@@ -17,9 +17,24 @@ export class RpcSessionBudget {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #onMainDead: () => void = () => undefined;
+  /** A batch's calls reach no cap until the whole batch was read (see BatchTransport). */
+  readonly #gate = Promise.withResolvers<void>();
 
   constructor(kind: "batch" | "live") {
     this.kind = kind;
+    if (kind === "live") this.#gate.resolve();
+    // A batch refused whole may have no call waiting on its gate.
+    this.#gate.promise.catch(() => undefined);
+  }
+
+  /** Every message of the batch was read: its calls may run. */
+  open(): void {
+    this.#gate.resolve();
+  }
+
+  /** The batch was refused: calls waiting to run never do. */
+  refuseAll(): void {
+    this.#gate.reject(rpcError(refusal("rpcMalformed")));
   }
 
   /** Runs one call within the bounds; refused calls throw a contract refusal. */
@@ -27,6 +42,7 @@ export class RpcSessionBudget {
     if (this.kind === "batch" && ++this.#calls > RPC_LIMITS.batchCalls) {
       throw rpcError(refusal("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls }));
     }
+    await this.#gate.promise;
     if (this.#running >= RPC_LIMITS.inFlight) {
       if (this.#waiting.length >= RPC_LIMITS.waiting) throw rpcError(refusal("rpcCallsWaiting"));
       // The slot is handed over by the call that ends, so `running` never passes the bound.
