@@ -1,4 +1,4 @@
-import { newHttpBatchRpcSession, newWebSocketRpcSession } from "capnweb";
+import { newWebSocketRpcSession, RpcSession } from "capnweb";
 import type { Right } from "../../shared/rights.ts";
 import type {
   CapInfo,
@@ -11,6 +11,9 @@ import type {
   WriteResult,
 } from "../../shared/wire-types.ts";
 import { parseCapUrl } from "./cap-url.ts";
+import { RpcBatchTransport } from "./rpc-batch-transport.ts";
+import type { ClientOptions } from "./types.ts";
+import { VaultTransport } from "./vault-transport.ts";
 
 /**
  * A cap over Cap'n Web RPC (`/object/<token>/rpc`). Calls return promises
@@ -67,14 +70,17 @@ function rpcUrl(capUrl: string, live: boolean): string {
 /**
  * One HTTP batch: make every call you need (pipelining results into later
  * calls), then await them together; the batch goes out on the next tick, as
- * one request. The stubs end with the batch.
+ * one request. The stubs end with the batch. A batch refused whole (a dead
+ * cap, a batch too big) rejects every call with a `CapError`.
  *
  * @example
  * const vault = connect(process.env.CAPVAULT_CAP!);
  * const text = await vault.subdir("skills").readText("hermes-fs-as-cap/SKILL.md");
  */
-export function connect(capUrl: string): RpcCap {
-  return newHttpBatchRpcSession(rpcUrl(capUrl, false)) as unknown as RpcCap;
+export function connect(capUrl: string, options: ClientOptions = {}): RpcCap {
+  const { token } = parseCapUrl(capUrl);
+  const transport = new RpcBatchTransport(new VaultTransport(options.fetch, [token]), rpcUrl(capUrl, false));
+  return new RpcSession(transport).getRemoteMain() as unknown as RpcCap;
 }
 
 /**

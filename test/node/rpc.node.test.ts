@@ -8,7 +8,15 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Agent, WebSocket as UndiciWebSocket, fetch as undiciFetch } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AdminClient, connect, connectLive, disconnect, FsCap, type RpcCap } from "../../clients/typescript/index.ts";
+import {
+  AdminClient,
+  CapError,
+  connect,
+  connectLive,
+  disconnect,
+  FsCap,
+  type RpcCap,
+} from "../../clients/typescript/index.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -251,6 +259,14 @@ describe("revocation", () => {
     const forged = await postBatch(`${doomed.url.slice(0, -4)}AAAA`, "");
     expect(answer.status).toBe(404);
     expect(await answer.text()).toBe(await forged.text());
+    // Through the SDK, every call of the batch rejects with that refusal as a CapError.
+    const calls = await Promise.all(
+      [connect(doomed.url).info(), connect(doomed.url).subdir("x").stat()].map((p) => p.catch((e: unknown) => e)),
+    );
+    for (const error of calls) {
+      expect(error).toBeInstanceOf(CapError);
+      expect(error).toMatchObject({ code: "no_such_cap", status: 404, message: "no such capability" });
+    }
   });
 
   it("over a WebSocket: stubs die with their cap, and the session closes when its main cap dies", async () => {
