@@ -24,6 +24,7 @@ const EXPECTED: Record<string, RegExp[]> = {
   ],
   depth: [/^depth-\d+ ÷ depth-1 read p50$/],
   clients: [/^\d+ clients, mixed calls \(R2\)$/, /^\d+ clients reading: one hot cap vs a cap each$/],
+  rpc: [/^narrow \+ read: RPC pipelined vs two HTTP requests$/],
   caps: [
     /caps: mint a child cap/,
     /caps: warm read via any cap p50$/,

@@ -8,6 +8,7 @@ import { manyCaps } from "./many-caps.ts";
 import { mcp } from "./mcp.ts";
 import { r2 } from "./r2.ts";
 import { revocation } from "./revocation.ts";
+import { rpc } from "./rpc.ts";
 
 export type Section = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -23,6 +24,7 @@ export const SECTIONS: Record<string, Section> = {
   large,
   depth,
   clients,
+  rpc,
   caps: manyCaps,
   revocation,
 };

@@ -19,6 +19,11 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   repeatedQuery: { name: echoedName("cursor") },
   keepVersionsRange: { max: 10000 },
   keepDaysRange: { max: 3650 },
+  rpcTooManyMessages: { limit: 4096 },
+  rpcTooDeep: { limit: 64 },
+  rpcTooManyCalls: { limit: 1500 },
+  rpcReadTooLarge: { limit: 4194304 },
+  rpcReadBudget: { limit: 16777216 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

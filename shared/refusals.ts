@@ -180,6 +180,33 @@ export const REFUSALS = {
     message: (p: { name: EchoedName }) => `the query parameter "${p.name}" is given more than once`,
   },
   malformedDiskCall: { code: "bad_request", message: "malformed disk call" },
+  // -- Cap'n Web RPC (worker/rpc/)
+  rpcMalformed: { code: "bad_request", message: "malformed RPC message" },
+  rpcNeedsUpgrade: { code: "bad_request", message: "RPC takes a POST batch or a WebSocket upgrade" },
+  rpcTooManyMessages: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC batch holds at most ${p.limit} messages`,
+  },
+  rpcTooDeep: {
+    code: "bad_request",
+    message: (p: { limit: number }) => `RPC messages nest at most ${p.limit} levels deep`,
+  },
+  rpcTooManyCalls: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC batch makes at most ${p.limit} calls`,
+  },
+  rpcCallsWaiting: { code: "unavailable", message: "too many RPC calls waiting; try again later" },
+  rpcReadTooLarge: {
+    code: "too_large",
+    message: (p: { limit: number }) => `reads over RPC are limited to ${p.limit} bytes; GET /file has no limit`,
+  },
+  rpcReadBudget: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC batch reads at most ${p.limit} bytes in all`,
+  },
+  rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
+  rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
+  rpcOptions: { code: "bad_request", message: "options must be an object" },
 } as const satisfies Record<string, RefusalEntry>;
 
 export type Reason = keyof typeof REFUSALS;

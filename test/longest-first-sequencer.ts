@@ -25,6 +25,7 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "workers:test/workers/uploads-cut.workers.test.ts": 33,
   "node:test/node/cli-transfer.node.test.ts": 33,
   "node:test/node/fs-cap.node.test.ts": 26,
+  "node:test/node/rpc.node.test.ts": 24,
   "workers:test/workers/children.workers.test.ts": 25,
   "node:test/node/forged-tokens.node.test.ts": 22,
   "workers:test/workers/bisim-regressions.workers.test.ts": 18,

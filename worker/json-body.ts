@@ -27,6 +27,19 @@ export async function readJsonBody(
   maxBytes: number,
   options: { emptyAs?: unknown } = {},
 ): Promise<Result<unknown>> {
+  const body = await readTextBody(request, maxBytes);
+  if (!body.ok) return body;
+  const text = body.value;
+  if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
+  try {
+    return ok(JSON.parse(text ?? "\u0000"));
+  } catch {
+    return refuse("malformedJson");
+  }
+}
+
+/** The request's body as text, read as {@link readJsonBody} reads it; `null` for bytes that are not UTF-8. */
+export async function readTextBody(request: Request, maxBytes: number): Promise<Result<string | null>> {
   const tooLarge = refuse("bodyTooLarge", { limit: maxBytes });
   const declared = Number(request.headers.get("content-length") ?? "0");
   const reader = request.body?.getReader();
@@ -54,13 +67,7 @@ export async function readJsonBody(
     if (total <= maxBytes) chunks.push(value);
   }
   if (total > maxBytes) return tooLarge;
-  const text = decodeChunksStrict(chunks);
-  if (text === "" && "emptyAs" in options) return ok(options.emptyAs);
-  try {
-    return ok(JSON.parse(text ?? "\u0000"));
-  } catch {
-    return refuse("malformedJson");
-  }
+  return ok(decodeChunksStrict(chunks));
 }
 
 /** A JSON object with only the named fields, or `bad_request`. */

@@ -13,6 +13,7 @@ import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
+import { rpcRoutes } from "./rpc/rpc-route.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 import { versionsRoutes } from "./versions-routes.ts";
 
@@ -181,3 +182,4 @@ objectRoutes.delete(
 objectRoutes.route("/", memoryRoutes);
 objectRoutes.route("/", versionsRoutes);
 objectRoutes.route("/", mcpRoutes);
+objectRoutes.route("/", rpcRoutes);

@@ -1,0 +1,384 @@
+/**
+ * Cap'n Web RPC (`/object/<token>/rpc`) against the real launcher, on both
+ * transports: the hermes-fs-as-cap test vector, pipelining in one HTTP
+ * request (counted at the client's fetch), refusals identical to HTTP,
+ * revocation killing live stubs, and hostile batches refused cheaply.
+ */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Agent, WebSocket as UndiciWebSocket, fetch as undiciFetch } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  AdminClient,
+  CapError,
+  connect,
+  connectLive,
+  disconnect,
+  FsCap,
+  type RpcCap,
+} from "../../clients/typescript/index.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
+
+let vault: TestVault;
+let fs: FsCap;
+/** Every request the client made to an /rpc URL, with its answer's text. */
+const rpcRequests: { url: string; status: number; body: string }[] = [];
+const realFetch = globalThis.fetch;
+/**
+ * Every request of this file on a connection of its own: a kept-alive
+ * connection reused just as the server closes it for idling fails with
+ * ECONNRESET, and a test must not depend on that race.
+ */
+const fresh = new Agent({ pipelining: 0 });
+const plainFetch = (async (input: string | URL | Request, init?: RequestInit) =>
+  undiciFetch(input instanceof Request ? input.url : input, {
+    ...init,
+    dispatcher: fresh,
+  } as never)) as unknown as typeof fetch;
+
+/** The refusal a call gave: `{ code, message }`, as the client reads them. */
+async function refusal(promise: Promise<unknown>): Promise<{ code: unknown; message: string }> {
+  const error = await promise.then(
+    () => {
+      throw new Error("expected a refusal, but the call succeeded");
+    },
+    (e: unknown) => e as Error & { code?: unknown },
+  );
+  return { code: error.code, message: error.message };
+}
+
+/** The HTTP refusal of the same request, `{ code, message }` from `{ error: { code, message } }`. */
+async function httpRefusal(response: Response): Promise<{ code: unknown; message: string }> {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  return body.error;
+}
+
+/** A raw batch: lines of capnweb messages, posted as they are. */
+function postBatch(capUrl: string, body: string): Promise<Response> {
+  return plainFetch(`${capUrl}/rpc`, { method: "POST", body });
+}
+
+beforeAll(async () => {
+  // Node 20 has no global WebSocket; capnweb (and connectLive) use the global one.
+  globalThis.WebSocket ??= UndiciWebSocket as unknown as typeof WebSocket;
+  globalThis.fetch = async (input, init) => {
+    const response = await plainFetch(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    if (url.endsWith("/rpc")) rpcRequests.push({ url, status: response.status, body: await response.clone().text() });
+    return response;
+  };
+  vault = await startTestVault();
+  const admin = new AdminClient(vault.url, vault.adminToken);
+  fs = await admin.mintRoot({ backend: "r2", prefix: "rpc-test/", label: "rpc" });
+  await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill\n");
+  await fs.write("skills/other-skill/SKILL.md", "# other\n");
+}, 90_000);
+
+afterEach(() => {
+  rpcRequests.length = 0;
+});
+
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  await vault?.stop();
+  await fresh.close();
+});
+
+describe("the hermes-fs-as-cap test vector over RPC", () => {
+  it("reads through a pipelined subdir and refuses the hostile paths with the contract's codes", async () => {
+    const rpc = connect(fs.url);
+    const [text, escapes, absolute, subEscape] = await Promise.all([
+      rpc.subdir("skills").readText("hermes-fs-as-cap/SKILL.md"),
+      refusal(rpc.read("../../../etc/passwd")),
+      refusal(rpc.read("/etc/passwd")),
+      refusal(rpc.subdir("skills").read("../other-skill/SKILL.md")),
+    ]);
+    expect(text).toBe("# skill\n");
+    expect(escapes).toEqual({ code: "path_escapes", message: "path escapes" });
+    expect(absolute).toEqual({ code: "absolute_path", message: "absolute paths forbidden" });
+    expect(subEscape.code).toBe("path_escapes");
+    expect(rpcRequests).toHaveLength(1);
+  });
+
+  it("on the disk backend, including the symlink out of the root", async () => {
+    await mkdir(path.join(vault.diskRoot, "skills/hermes-fs-as-cap"), { recursive: true });
+    await writeFile(path.join(vault.diskRoot, "skills/hermes-fs-as-cap/SKILL.md"), "# on disk\n");
+    await symlink("/etc/passwd", path.join(vault.diskRoot, "symlink-to-outside"));
+    const disk = connect(vault.diskCapUrl);
+    const [text, outside] = await Promise.all([
+      disk.subdir("skills").readText("hermes-fs-as-cap/SKILL.md"),
+      refusal(disk.read("symlink-to-outside")),
+    ]);
+    expect(text).toBe("# on disk\n");
+    expect(outside).toEqual({ code: "outside_root", message: "resolved outside root" });
+  });
+});
+
+describe("pipelining", () => {
+  it("subdir → subdir → readText is exactly one HTTP request", async () => {
+    await fs.write("a/b/c.txt", "deep");
+    expect(await connect(fs.url).subdir("a").subdir("b").readText("c.txt")).toBe("deep");
+    expect(rpcRequests.map((r) => r.status)).toEqual([200]);
+  });
+
+  it("1,000 pipelined reads complete in one batch", async () => {
+    await fs.write("many/one.txt", "x");
+    const rpc = connect(fs.url);
+    const folder = rpc.subdir("many");
+    const reads = Array.from({ length: 1000 }, () => folder.readText("one.txt"));
+    const texts = await Promise.all(reads);
+    expect(texts.every((t) => t === "x")).toBe(true);
+    expect(texts).toHaveLength(1000);
+    expect(rpcRequests).toHaveLength(1);
+  }, 60_000);
+
+  it("a pipelined subdir mints a real child, listed by its parent, whose token only share() reveals", async () => {
+    const rpc = connect(fs.url);
+    const child = rpc.subdir("skills", { rights: ["read"], label: "rpc child" });
+    const [info, shared] = await Promise.all([child.info(), child.share()]);
+    expect(info.rights).toEqual(["read"]);
+    expect(shared.url).toContain(shared.token);
+    expect(await new FsCap(shared.url).readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+    const children = await fs.childrenPage();
+    expect(JSON.stringify(children)).toContain(info.id);
+
+    // Without share(), no answer carries a cap URL or token.
+    rpcRequests.length = 0;
+    const again = connect(fs.url).subdir("skills", { rights: ["read"] });
+    expect((await again.info()).rights).toEqual(["read"]);
+    expect(rpcRequests[0]!.body).not.toMatch(/object\//);
+  });
+});
+
+describe("refusals are the HTTP contract's", () => {
+  it("rights and escapes answer the same code and message as over HTTP", async () => {
+    const reader = await fs.subdir({ path: "skills", rights: ["read", "list"] });
+    const rpc = connect(reader.url);
+    const cases: [Promise<unknown>, Promise<Response>][] = [
+      [rpc.write("x.txt", "data"), plainFetch(`${reader.url}/file?path=x.txt`, { method: "PUT", body: "data" })],
+      [
+        rpc.delete("hermes-fs-as-cap/SKILL.md"),
+        plainFetch(`${reader.url}/file?path=hermes-fs-as-cap/SKILL.md`, { method: "DELETE" }),
+      ],
+      [
+        rpc.subdir("other-skill"),
+        plainFetch(`${reader.url}/subdir`, { method: "POST", body: '{"path":"other-skill"}' }),
+      ],
+      [rpc.read("../other-skill/SKILL.md"), plainFetch(`${reader.url}/file?path=../other-skill/SKILL.md`)],
+      [rpc.stat("C:/Windows"), plainFetch(`${reader.url}/stat?path=C:/Windows`)],
+      [rpc.list("a//b"), plainFetch(`${reader.url}/list?path=a//b`)],
+      [rpc.read("missing.md"), plainFetch(`${reader.url}/file?path=missing.md`)],
+    ];
+    const overRpc = await Promise.all(cases.map(([call]) => refusal(call)));
+    const http = await Promise.all(cases.map(async ([, response]) => httpRefusal(await response)));
+    expect(overRpc).toEqual(http);
+    expect(overRpc.map((r) => r.code)).toEqual([
+      "forbidden",
+      "forbidden",
+      "forbidden",
+      "path_escapes",
+      "absolute_path",
+      "invalid_path",
+      "not_found",
+    ]);
+  });
+
+  it("a refusal over RPC is audited as over HTTP", async () => {
+    const reader = await fs.subdir({ path: "skills", rights: ["read"] });
+    expect((await refusal(connect(reader.url).read("../x"))).code).toBe("path_escapes");
+    expect((await plainFetch(`${reader.url}/file?path=../x`)).status).toBe(400);
+    // Identical refusals share a line: the RPC one and the HTTP one make a count of 2.
+    const trail = (await (await plainFetch(`${reader.url}/audit`)).json()) as {
+      entries: { op: string; path: string; outcome: string; count: number }[];
+    };
+    expect(trail.entries.find((e) => e.path === "../x")).toMatchObject({
+      op: "read",
+      outcome: "path_escapes",
+      count: 2,
+    });
+  });
+
+  it("reads are bounded: one file, and all of a batch's reads together", async () => {
+    const four = new Uint8Array(4 * 1024 * 1024).fill(0x61);
+    await fs.write("big/four.bin", four);
+    await fs.write("big/over.bin", new Uint8Array(four.byteLength + 1));
+    const rpc = connect(fs.url);
+    const over = refusal(rpc.read("big/over.bin"));
+    const reads = Array.from({ length: 5 }, () =>
+      rpc.read("big/four.bin").then(
+        (bytes) => bytes.byteLength,
+        (e: { code: string; message: string }) => e.message,
+      ),
+    );
+    expect(await over).toEqual({
+      code: "too_large",
+      message: "reads over RPC are limited to 4194304 bytes; GET /file has no limit",
+    });
+    const outcomes = await Promise.all(reads);
+    expect(outcomes.filter((o) => o === four.byteLength)).toHaveLength(4);
+    expect(outcomes).toContain("an RPC batch reads at most 16777216 bytes in all");
+  }, 60_000);
+
+  it("arguments of the wrong type are bad requests, never a crash", async () => {
+    const rpc = connect(fs.url) as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    const [path, bytes, option, unknown] = await Promise.all([
+      refusal(rpc.read!(42)),
+      refusal(rpc.write!("x.txt", { not: "bytes" })),
+      refusal(rpc.subdir!("skills", { rihgts: ["read"] })),
+      refusal(rpc.rootPrefix!()),
+    ]);
+    expect(path.code).toBe("bad_request");
+    expect(bytes.code).toBe("bad_request");
+    expect(option).toEqual({ code: "bad_request", message: 'unknown field "rihgts"' });
+    // capnweb's own errors leave with a fixed text, never its message or a stack.
+    expect(unknown).toEqual({ code: "bad_request", message: "no such method on the cap, or a malformed RPC message" });
+    // The client's stub will not send a call of `constructor`; a raw batch does.
+    const raw = await postBatch(fs.url, '["push",["pipeline",0,["constructor"],["x"]]]\n["pull",1]');
+    expect(JSON.parse(await raw.text())).toEqual([
+      "reject",
+      1,
+      ["error", "Error", "no such method on the cap, or a malformed RPC message", null, { code: "bad_request" }],
+    ]);
+  });
+});
+
+describe("revocation", () => {
+  it("in a batch: a stub whose cap was revoked answers no_such_cap on its next call", async () => {
+    const rpc = connect(fs.url);
+    const child = rpc.subdir("skills");
+    const revoked = child.revoke();
+    const after = refusal(child.readText("hermes-fs-as-cap/SKILL.md"));
+    expect(await revoked).toEqual({ revoked: true, pendingDescendants: 0 });
+    expect(await after).toEqual({ code: "no_such_cap", message: "no such capability" });
+  });
+
+  it("a batch to a revoked cap is the HTTP no_such_cap, byte for byte", async () => {
+    const doomed = await fs.subdir({ path: "skills" });
+    await doomed.revoke();
+    const answer = await postBatch(doomed.url, '["push",["pipeline",0,["info"],[]]]\n["pull",1]');
+    const forged = await postBatch(`${doomed.url.slice(0, -4)}AAAA`, "");
+    expect(answer.status).toBe(404);
+    expect(await answer.text()).toBe(await forged.text());
+    // Through the SDK, every call of the batch rejects with that refusal as a CapError.
+    const calls = await Promise.all(
+      [connect(doomed.url).info(), connect(doomed.url).subdir("x").stat()].map((p) => p.catch((e: unknown) => e)),
+    );
+    for (const error of calls) {
+      expect(error).toBeInstanceOf(CapError);
+      expect(error).toMatchObject({ code: "no_such_cap", status: 404, message: "no such capability" });
+    }
+  });
+
+  it("over a WebSocket: stubs die with their cap, and the session closes when its main cap dies", async () => {
+    const main = await fs.subdir({ path: "" });
+    const live = connectLive(main.url);
+    try {
+      const child = live.subdir("skills");
+      expect(await child.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+      const childUrl = (await child.share()).url;
+      expect((await plainFetch(childUrl, { method: "DELETE" })).status).toBe(204);
+      expect(await refusal(child.readText("hermes-fs-as-cap/SKILL.md"))).toMatchObject({ code: "no_such_cap" });
+
+      const sibling: RpcCap = live.subdir("skills");
+      expect(await sibling.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+      // The parent dies (from elsewhere): its stubs and everything minted from it die at once.
+      expect((await plainFetch(main.url, { method: "DELETE" })).status).toBe(204);
+      expect(await refusal(sibling.stat(""))).toMatchObject({ code: "no_such_cap" });
+      expect(await refusal(live.info())).toMatchObject({ code: "no_such_cap" });
+      // That answer closed the session: the next call fails without reaching the cap.
+      const closed = await refusal(live.info());
+      expect(closed.message).toMatch(/closed/i);
+    } finally {
+      disconnect(live);
+    }
+  });
+});
+
+describe("hostile batches", () => {
+  it("are refused cheaply, as contract errors, while other caps are served", async () => {
+    const other = await fs.subdir({ path: "skills" });
+    const huge = "x".repeat(9 * 1024 * 1024);
+    const deep = `["push",["pipeline",0,["read"],[${"[".repeat(100_000)}${"]".repeat(100_000)}]]]`;
+    const many = Array.from({ length: 5000 }, () => '["pull",1]').join("\n");
+    const forward = '["push",["pipeline",7,["read"],["a"]]]\n["pull",1]';
+    const self = '["push",["pipeline",1,["read"],["a"]]]\n["pull",1]';
+    const hostile = [huge, deep, many, forward, self, "not json"].map((body) => postBatch(fs.url, body));
+    const [normal, ...answers] = await Promise.all([
+      new FsCap(other.url).readText("hermes-fs-as-cap/SKILL.md"),
+      ...hostile,
+    ]);
+    expect(normal).toBe("# skill\n");
+    const refusals = await Promise.all(answers.map(async (a) => ({ status: a.status, ...(await httpRefusal(a)) })));
+    expect(refusals.map((r) => [r.status, r.code])).toEqual([
+      [413, "too_large"],
+      [400, "bad_request"],
+      [413, "too_large"],
+      [400, "bad_request"],
+      [400, "bad_request"],
+      [400, "bad_request"],
+    ]);
+    expect(refusals[1]!.message).toBe("RPC messages nest at most 64 levels deep");
+  });
+
+  it("refused whole: a bad message anywhere in a batch means none of its calls ran", async () => {
+    const write = (name: string) => `["push",["pipeline",0,["write"],["refused/${name}","data"]]]`;
+    const answers = await Promise.all([
+      postBatch(fs.url, `${write("a.txt")}\n["pull",1]\nnot json`),
+      postBatch(fs.url, `${write("b.txt")}\n["push",["pipeline",9,["read"],["x"]]]\n["pull",1]`),
+      postBatch(fs.url, `${write("c.txt")}\n["release",0,5]`),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 400]);
+    const listing = await plainFetch(`${fs.url}/list?path=refused`);
+    expect(await httpRefusal(listing)).toEqual({ code: "not_found", message: "nothing at that path" });
+  });
+
+  it("over a WebSocket, a message too deep or too big ends that session only", async () => {
+    const wsUrl = `${fs.url.replace(/^http/, "ws")}/rpc`;
+    const ends = await Promise.all(
+      [`["push",${"[".repeat(100_000)}${"]".repeat(100_000)}]`, `["push","${"x".repeat(9 * 1024 * 1024)}"]`].map(
+        (message) =>
+          new Promise<string[]>((resolve) => {
+            const received: string[] = [];
+            const socket = new UndiciWebSocket(wsUrl);
+            socket.onopen = () => socket.send(message);
+            socket.onmessage = (event) => received.push(String(event.data));
+            socket.onclose = () => resolve(received);
+          }),
+      ),
+    );
+    // capnweb aborts the session, saying why with a fixed text, and closes it.
+    const abort = [
+      "abort",
+      ["error", "Error", "no such method on the cap, or a malformed RPC message", null, { code: "bad_request" }],
+    ];
+    expect(ends.map((messages) => messages.map((m) => JSON.parse(m)))).toEqual([[abort], [abort]]);
+    const live = connectLive(fs.url);
+    try {
+      expect(await live.subdir("skills").readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+    } finally {
+      disconnect(live);
+    }
+  });
+
+  it("a batch past its call bound refuses the calls beyond it, not the batch", async () => {
+    const rpc = connect(fs.url);
+    const calls = Array.from({ length: 1600 }, () =>
+      rpc.stat("skills").then(
+        () => "ok",
+        (e: { code: string }) => e.code,
+      ),
+    );
+    const outcomes = await Promise.all(calls);
+    expect(outcomes.filter((o) => o === "ok")).toHaveLength(1500);
+    expect(new Set(outcomes.slice(1500))).toEqual(new Set(["too_large"]));
+  }, 60_000);
+});
+
+describe("logs", () => {
+  it("show /rpc requests by cap id, never by token", async () => {
+    await connect(fs.url).info();
+    const token = fs.url.slice(fs.url.lastIndexOf("/") + 1);
+    expect(vault.output()).toMatch(/POST \/object\/\{[^}]+\}\/rpc 200/);
+    expect(vault.output()).not.toContain(token);
+  });
+});

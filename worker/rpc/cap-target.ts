@@ -1,0 +1,154 @@
+import { RpcTarget } from "capnweb";
+import { capObjectStub } from "../../durable-objects/object-stubs.ts";
+import { parseGrantRequest } from "../../shared/grant-request.ts";
+import { refuse } from "../../shared/refusals.ts";
+import { ok, type Result } from "../../shared/result.ts";
+import { digestToken } from "../../shared/token.ts";
+import type {
+  CapInfo,
+  ChildPage,
+  ListPage,
+  MintedCap,
+  MoveResult,
+  RevokePending,
+  Stat,
+  WriteResult,
+} from "../../shared/wire-types.ts";
+import type { CapStub } from "../cap-stub.ts";
+import type { Env } from "../env.ts";
+import { bytesArg, headerArg, optionsArg, pathArg, queryArg } from "./rpc-args.ts";
+import { unwrap } from "./rpc-error.ts";
+import { readBytes } from "./rpc-read.ts";
+import type { RpcSessionBudget } from "./rpc-session-budget.ts";
+
+/** What a session's targets share: the worker's bindings, the origin of minted URLs, the bounds. */
+export interface RpcContext {
+  env: Env;
+  origin: string;
+  budget: RpcSessionBudget;
+}
+
+/**
+ * One cap over Cap'n Web. Every method calls the cap's object exactly as the
+ * HTTP route does, so rights, the path parser, revocation, expiry and audit
+ * are the object's, once; a refusal is thrown as the contract's code and text.
+ *
+ * The token lives in a `#` field, which capnweb never exposes or sends: a
+ * client holds a stub, and only `share()` turns it into a cap URL.
+ */
+export class CapTarget extends RpcTarget {
+  readonly #cap: CapStub;
+  readonly #token: string;
+  readonly #context: RpcContext;
+  readonly #main: boolean;
+
+  constructor(cap: CapStub, token: string, context: RpcContext, main: boolean) {
+    super();
+    this.#cap = cap;
+    this.#token = token;
+    this.#context = context;
+    this.#main = main;
+  }
+
+  async read(path?: string): Promise<Uint8Array> {
+    const at = pathArg(path);
+    return this.#call(() => readBytes(this.#cap, this.#context.env, at, this.#context.budget));
+  }
+
+  async readText(path?: string): Promise<string> {
+    return new TextDecoder().decode(await this.read(path));
+  }
+
+  async write(
+    path: string,
+    bytes: Uint8Array | ArrayBuffer | string,
+    options?: { contentType?: string; ifMatch?: string; ifNoneMatch?: string },
+  ): Promise<WriteResult> {
+    const at = pathArg(path);
+    const data = bytesArg(bytes);
+    const o = optionsArg(options, ["contentType", "ifMatch", "ifNoneMatch"]);
+    const headers = {
+      length: data.byteLength,
+      contentType: headerArg(o.contentType),
+      ifMatch: headerArg(o.ifMatch) ?? undefined,
+      ifNoneMatch: headerArg(o.ifNoneMatch) ?? undefined,
+    };
+    return this.#call(() => this.#cap.writeFile(at, new Response(data).body!, headers));
+  }
+
+  async delete(path: string): Promise<null> {
+    const at = pathArg(path);
+    return this.#call(() => this.#cap.deleteFile(at));
+  }
+
+  async move(from: string, to: string, options?: { overwrite?: boolean }): Promise<MoveResult> {
+    const { overwrite = false } = optionsArg(options, ["overwrite"]);
+    if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
+      return unwrap(refuse("moveFields"));
+    }
+    return this.#call(async () => {
+      const moved = await this.#cap.movePath(from, to, overwrite);
+      return moved.ok ? ok({ from, to }) : moved;
+    });
+  }
+
+  async stat(path?: string): Promise<Stat> {
+    const at = pathArg(path);
+    return this.#call(() => this.#cap.statPath(at));
+  }
+
+  async list(path?: string, options?: { cursor?: string; limit?: number; depth?: number }): Promise<ListPage> {
+    const at = pathArg(path);
+    const o = optionsArg(options, ["cursor", "limit", "depth"]);
+    const [cursor, limit, depth] = [queryArg(o.cursor), queryArg(o.limit), queryArg(o.depth)];
+    return this.#call(() => this.#cap.listDir(at, cursor, limit, depth));
+  }
+
+  /**
+   * Mints a real child (durable, listed by this cap, revoked with it) and
+   * answers with its target. A pipelined call on the answer runs once the
+   * child exists; the child's token never leaves the worker unless shared.
+   */
+  async subdir(
+    path?: string,
+    options?: { rights?: string[]; ttlSeconds?: number; label?: string },
+  ): Promise<CapTarget> {
+    const request = unwrap(parseGrantRequest({ path: pathArg(path) ?? "", ...optionsArg(options, GRANT_FIELDS) }));
+    const minted = await this.#call(() => this.#cap.mintChild(request, this.#context.origin));
+    const { key } = await digestToken(minted.token);
+    return new CapTarget(capObjectStub(this.#context.env, key), minted.token, this.#context, false);
+  }
+
+  async info(): Promise<CapInfo> {
+    return this.#call(() => this.#cap.describe());
+  }
+
+  async children(options?: { cursor?: string; limit?: number }): Promise<ChildPage> {
+    const o = optionsArg(options, ["cursor", "limit"]);
+    const [cursor, limit] = [queryArg(o.cursor), queryArg(o.limit)];
+    return this.#call(() => this.#cap.listChildren(cursor, limit));
+  }
+
+  /** Revokes this cap and everything minted from it; a WebSocket whose main cap this was then closes. */
+  async revoke(): Promise<RevokePending> {
+    const outcome = await this.#call(() => this.#cap.revoke());
+    if (this.#main) this.#context.budget.mainDied();
+    return { revoked: true, pendingDescendants: outcome.pending };
+  }
+
+  /** The cap as a durable URL: the one way a stub becomes a secret the client can keep. */
+  async share(): Promise<MintedCap> {
+    const info = await this.info();
+    const url = `${this.#context.origin}/object/${this.#token}`;
+    return { token: this.#token, url, id: info.id, rights: info.rights, expiresAt: info.expiresAt };
+  }
+
+  /** Runs a call on the cap within the session's bounds; a dead main cap ends a WebSocket session. */
+  async #call<T>(call: () => Promise<Result<T>>): Promise<T> {
+    const result = await this.#context.budget.run(call);
+    if (!result.ok && result.error.code === "no_such_cap" && this.#main) this.#context.budget.mainDied();
+    return unwrap(result);
+  }
+}
+
+const GRANT_FIELDS = ["rights", "ttlSeconds", "label"] as const;

@@ -1,0 +1,25 @@
+/**
+ * Bounds of a Cap'n Web session. Pipelining lets one request queue a lot of
+ * work, so every dimension a client controls is bounded before the work
+ * starts (body, messages, nesting) or as it runs (calls, bytes read, calls in
+ * flight): a hostile batch costs a scan of its text, never a stall of the
+ * worker or of other caps.
+ */
+export const RPC_LIMITS = {
+  /** A batch's body, and one WebSocket message (base64 bytes included): writes over RPC stay small. */
+  messageBytes: 8 * 1024 * 1024,
+  /** Lines of a batch: a call and its pull are two, so 1,000 awaited reads fit. */
+  batchMessages: 4096,
+  /** Arrays and objects inside one message (capnweb's own default is 256). */
+  depth: 64,
+  /** Calls on the cap (and caps it mints) in one batch, `.map()` replays included. */
+  batchCalls: 1500,
+  /** Calls a session runs at once; the rest wait their turn. */
+  inFlight: 16,
+  /** Calls a WebSocket session lets wait before refusing more. */
+  waiting: 2048,
+  /** One read's bytes: the answer is held whole and base64-encoded. */
+  readBytes: 4 * 1024 * 1024,
+  /** All reads of one batch, whose answers are held until the batch ends. */
+  batchReadBytes: 16 * 1024 * 1024,
+} as const;

@@ -1,0 +1,79 @@
+import { refusal, refuse } from "../../shared/refusals.ts";
+import { ok, type Result } from "../../shared/result.ts";
+import { rpcError } from "./rpc-error.ts";
+import { RPC_LIMITS } from "./rpc-limits.ts";
+
+/**
+ * What one session (an HTTP batch, or a WebSocket) may still spend, shared
+ * by every cap target it hands out, so minting children cannot multiply the
+ * bounds. A batch has totals (calls, bytes read) because its answers are all
+ * held until it ends; a WebSocket streams its answers, so it bounds only
+ * what runs and waits at once.
+ */
+export class RpcSessionBudget {
+  readonly kind: "batch" | "live";
+  #calls = 0;
+  #readBytes = 0;
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+  #onMainDead: () => void = () => undefined;
+  /** A batch's calls reach no cap until the whole batch was read (see BatchTransport). */
+  readonly #gate = Promise.withResolvers<void>();
+
+  constructor(kind: "batch" | "live") {
+    this.kind = kind;
+    if (kind === "live") this.#gate.resolve();
+    // A batch refused whole may have no call waiting on its gate.
+    this.#gate.promise.catch(() => undefined);
+  }
+
+  /** Every message of the batch was read: its calls may run. */
+  open(): void {
+    this.#gate.resolve();
+  }
+
+  /** The batch was refused: calls waiting to run never do. */
+  refuseAll(): void {
+    this.#gate.reject(rpcError(refusal("rpcMalformed")));
+  }
+
+  /** Runs one call within the bounds; refused calls throw a contract refusal. */
+  async run<T>(call: () => Promise<T>): Promise<T> {
+    if (this.kind === "batch" && ++this.#calls > RPC_LIMITS.batchCalls) {
+      throw rpcError(refusal("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls }));
+    }
+    await this.#gate.promise;
+    if (this.#running >= RPC_LIMITS.inFlight) {
+      if (this.#waiting.length >= RPC_LIMITS.waiting) throw rpcError(refusal("rpcCallsWaiting"));
+      // The slot is handed over by the call that ends, so `running` never passes the bound.
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    } else this.#running++;
+    try {
+      return await call();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+
+  /** Counts a read's bytes against the bounds before they are read. */
+  spendRead(bytes: number): Result<null> {
+    if (bytes > RPC_LIMITS.readBytes) return refuse("rpcReadTooLarge", { limit: RPC_LIMITS.readBytes });
+    if (this.kind === "batch") {
+      this.#readBytes += bytes;
+      if (this.#readBytes > RPC_LIMITS.batchReadBytes)
+        return refuse("rpcReadBudget", { limit: RPC_LIMITS.batchReadBytes });
+    }
+    return ok(null);
+  }
+
+  /** What to do once the session's main cap answers `no_such_cap` (a WebSocket closes). */
+  whenMainDies(hook: () => void): void {
+    this.#onMainDead = hook;
+  }
+
+  mainDied(): void {
+    this.#onMainDead();
+  }
+}
