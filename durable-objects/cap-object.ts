@@ -521,14 +521,21 @@ export class CapObject extends DurableObject<CapEnv> {
       // Retention is the root's: a child inherits it, never sets its own.
       ...(cap.retention ? { retention: cap.retention } : {}),
     });
-    // Refused because this cap's revocation reached the child first: say so as a dead cap does.
-    if (!made.ok) return (await this.live()) ? made : noSuchCap();
+    if (!made.ok) {
+      // No child was made: the record added above names nothing. (Refused
+      // because this cap's revocation reached the child first: say so as a dead cap does.)
+      await removeChild(this.ctx.storage, id);
+      return (await this.live()) ? made : noSuchCap();
+    }
     if (!(await this.live())) {
       // Revoked while the child was being made: the cascade may have run
       // before the child's init landed, so revoke it again ourselves, and
       // leave it to the alarm if even that fails.
       const undone = await stub.revokeSubtree().catch(() => null);
-      if (!undone?.ok) {
+      // Undone: forget it, or a leaf revoked without an alarm (its cascade
+      // found no children) would keep this record for good.
+      if (undone?.ok) await removeChild(this.ctx.storage, id);
+      else {
         // The child's record is what the alarm's cascade walks.
         const earlier = await this.ctx.storage.get<Tombstone>(TOMBSTONE);
         await this.ctx.storage.put({
