@@ -24,6 +24,7 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   rpcTooManyCalls: { limit: 1500 },
   rpcReadTooLarge: { limit: 4194304 },
   rpcReadBudget: { limit: 16777216 },
+  rpcTooManyWatches: { limit: 8 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

@@ -204,6 +204,14 @@ export const REFUSALS = {
     code: "too_large",
     message: (p: { limit: number }) => `an RPC batch reads at most ${p.limit} bytes in all`,
   },
+  rpcWatchNeedsLive: {
+    code: "bad_request",
+    message: "watch needs a WebSocket session (connectLive); a batch ends with its answer",
+  },
+  rpcTooManyWatches: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC session watches at most ${p.limit} feeds at once`,
+  },
   rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
   rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
   rpcOptions: { code: "bad_request", message: "options must be an object" },

@@ -8,6 +8,7 @@ import type {
   MoveResult,
   RevokePending,
   Stat,
+  VersionPage,
   WriteResult,
 } from "../../shared/wire-types.ts";
 import { parseCapUrl } from "./cap-url.ts";
@@ -41,7 +42,36 @@ export interface RpcCap {
   revoke(): Promise<RevokePending>;
   /** The cap's URL: the one call that hands the client a secret. */
   share(): Promise<MintedCap>;
+  /** A file's versions, newest first (as `GET /versions`). */
+  versions(path: string, options?: { cursor?: string; limit?: number }): Promise<VersionPage>;
+  readVersion(id: string): Promise<Uint8Array>;
+  /** Writes a version back to its path as a new version. */
+  restore(id: string): Promise<WriteResult>;
+  /** Destroys a version's bytes, keeping its record. */
+  redact(id: string): Promise<null>;
+  /**
+   * Calls `callback` with each change inside this cap's subtree, then once
+   * with `{ type: "end", since }` (resume from `since`). WebSocket sessions
+   * (connectLive) only; `stop()` on the answer ends it.
+   */
+  watch(
+    callback: (message: RpcWatchMessage) => unknown,
+    options?: { since?: string },
+  ): Promise<{ stop(): Promise<null> }>;
 }
+
+/** What a watch callback receives. */
+export type RpcWatchMessage =
+  | {
+      type: "change";
+      path: string;
+      operation: "created" | "modified" | "deleted" | "moved";
+      size: number | null;
+      sha256: string | null;
+      actor: string;
+      version: string;
+    }
+  | { type: "end"; since: string | null };
 
 /** A cap still being minted: call its methods now, or await it for the stub. */
 export type RpcCapPromise = RpcCap & Promise<RpcCap>;

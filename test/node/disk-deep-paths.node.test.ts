@@ -50,6 +50,8 @@ describe("a write that needs many new folders", () => {
       size: 4,
       etag: md5("deep"),
       sha256: sha256("deep"),
+      // No version blob was asked for.
+      kept: false,
     });
     expect(expectOk(await getText(fx.storage, ROOT, path))).toBe("deep");
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "d/d/d")))).toEqual({ type: "dir" });

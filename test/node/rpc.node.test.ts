@@ -16,6 +16,7 @@ import {
   disconnect,
   FsCap,
   type RpcCap,
+  type RpcWatchMessage,
 } from "../../clients/typescript/index.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
@@ -288,6 +289,60 @@ describe("revocation", () => {
       // That answer closed the session: the next call fails without reaching the cap.
       const closed = await refusal(live.info());
       expect(closed.message).toMatch(/closed/i);
+    } finally {
+      disconnect(live);
+    }
+  });
+});
+
+describe("versions and watch over RPC", () => {
+  it("lists, reads, restores and redacts versions as the HTTP routes do", async () => {
+    await fs.write("v/note.md", "one\n");
+    await fs.write("v/note.md", "two\n");
+    // A batch ends with its first awaited answer: one connect() per step.
+    const page = await connect(fs.url).versions("v/note.md");
+    expect(page.versions.map((v) => v.operation)).toEqual(["modified", "created"]);
+    const first = page.versions[1]!.id;
+    expect(new TextDecoder().decode(await connect(fs.url).readVersion(first))).toBe("one\n");
+    const restored = await connect(fs.url).restore(first);
+    expect(restored.size).toBe(4);
+    expect(await fs.readText("v/note.md")).toBe("one\n");
+    expect(await connect(fs.url).redact(first)).toBeNull();
+    expect(await refusal(connect(fs.url).readVersion(first))).toEqual(
+      await httpRefusal(await plainFetch(`${fs.url}/versions/${first}`)),
+    );
+    // A child never reaches a version outside its subtree: the same refusal as an unknown id.
+    const other = (await connect(fs.url).versions("v/note.md")).versions[0]!.id;
+    const child = connect(fs.url).subdir("skills");
+    expect(await refusal(child.readVersion(other))).toEqual(await refusal(connect(fs.url).readVersion("999999999")));
+  });
+
+  it("watch calls back for a change made over HTTP, on WebSockets only, and ends when the cap is revoked", async () => {
+    const main = await fs.subdir({ path: "w" });
+    expect(await refusal(connect(main.url).watch(() => undefined))).toMatchObject({ code: "bad_request" });
+    const live = connectLive(main.url);
+    try {
+      const seen: RpcWatchMessage[] = [];
+      let wake = () => {};
+      const next = () => new Promise<void>((resolve) => (wake = resolve));
+      let arrived = next();
+      await live.watch((message) => {
+        seen.push(message);
+        wake();
+      });
+      await main.write("a.md", "x");
+      await arrived;
+      expect(seen[0]).toMatchObject({ type: "change", path: "a.md", operation: "created", size: 1 });
+      // A change outside the cap's subtree reaches no watcher of it.
+      arrived = next();
+      await fs.write("outside.md", "y");
+      await main.write("b.md", "z");
+      await arrived;
+      expect(seen.map((m) => (m.type === "change" ? m.path : m.type))).toEqual(["a.md", "b.md"]);
+      arrived = next();
+      expect((await plainFetch(main.url, { method: "DELETE" })).status).toBe(204);
+      await arrived;
+      expect(seen.at(-1)).toMatchObject({ type: "end" });
     } finally {
       disconnect(live);
     }

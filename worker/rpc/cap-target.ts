@@ -12,14 +12,17 @@ import type {
   MoveResult,
   RevokePending,
   Stat,
+  VersionPage,
   WriteResult,
 } from "../../shared/wire-types.ts";
+import { readWhole } from "../../storage-adapters/whole-body.ts";
 import type { CapStub } from "../cap-stub.ts";
 import type { Env } from "../env.ts";
 import { bytesArg, headerArg, optionsArg, pathArg, queryArg } from "./rpc-args.ts";
 import { unwrap } from "./rpc-error.ts";
 import { readBytes } from "./rpc-read.ts";
 import type { RpcSessionBudget } from "./rpc-session-budget.ts";
+import { pumpWatch, type WatchCallback, WatchHandle } from "./rpc-watch.ts";
 
 /** What a session's targets share: the worker's bindings, the origin of minted URLs, the bounds. */
 export interface RpcContext {
@@ -136,6 +139,66 @@ export class CapTarget extends RpcTarget {
     return { revoked: true, pendingDescendants: outcome.pending };
   }
 
+  /** A file's versions, newest first, as `GET /versions` lists them (needs read). */
+  async versions(path: string, options?: { cursor?: string; limit?: number }): Promise<VersionPage> {
+    const at = pathArg(path);
+    const o = optionsArg(options, ["cursor", "limit"]);
+    const [cursor, limit] = [queryArg(o.cursor), queryArg(o.limit)];
+    return this.#call(() => this.#cap.listVersions(at, cursor, limit));
+  }
+
+  /** One version's bytes (needs read), within the session's read bounds. */
+  async readVersion(id: string): Promise<Uint8Array> {
+    return this.#call(async () => {
+      const found = await this.#cap.readVersion(idArg(id));
+      if (!found.ok) return found;
+      const spent = this.#context.budget.spendRead(found.value.size);
+      if (!spent.ok) {
+        await found.value.body.cancel().catch(() => undefined);
+        return spent;
+      }
+      const bytes = await readWhole(found.value.body, found.value.size);
+      return bytes ? ok(bytes) : refuse("keptChanging");
+    });
+  }
+
+  /** Writes a version back to its path as a new version (needs write). */
+  async restore(id: string): Promise<WriteResult> {
+    return this.#call(() => this.#cap.restoreVersion(idArg(id)));
+  }
+
+  /** Destroys a version's bytes for good, keeping its record (needs delete). */
+  async redact(id: string): Promise<null> {
+    return this.#call(() => this.#cap.redactVersion(idArg(id)));
+  }
+
+  /**
+   * Calls `callback` with each change inside this cap's subtree (the feed of
+   * `GET /watch`, from `since` if given), then once with `{ type: "end" }`.
+   * WebSocket sessions only; the feed stops when the cap is revoked, when the
+   * handle's `stop()` is called, or when the session ends.
+   */
+  async watch(callback: WatchCallback, options?: { since?: string }): Promise<WatchHandle> {
+    if (typeof (callback as { dup?: unknown } | null)?.dup !== "function") return unwrap(refuse("rpcNotACall"));
+    const { since } = optionsArg(options, ["since"]);
+    const slot = unwrap(this.#context.budget.startWatch());
+    try {
+      const feed = await this.#call(() => this.#cap.watch(queryArg(since)));
+      const stopped = new AbortController();
+      const stop = () => stopped.abort();
+      slot.signal.addEventListener("abort", stop, { once: true });
+      // Kept past this call: capnweb disposes a parameter's stub when the call returns.
+      void pumpWatch(feed, callback.dup(), stopped.signal).finally(() => {
+        slot.signal.removeEventListener("abort", stop);
+        slot.release();
+      });
+      return new WatchHandle(stop);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+  }
+
   /** The cap as a durable URL: the one way a stub becomes a secret the client can keep. */
   async share(): Promise<MintedCap> {
     const info = await this.info();
@@ -149,6 +212,11 @@ export class CapTarget extends RpcTarget {
     if (!result.ok && result.error.code === "no_such_cap" && this.#main) this.#context.budget.mainDied();
     return unwrap(result);
   }
+}
+
+/** A version id as the routes take it: the object judges it (a non-string is no id at all). */
+function idArg(id: unknown): string {
+  return typeof id === "string" ? id : "";
 }
 
 const GRANT_FIELDS = ["rights", "ttlSeconds", "label"] as const;

@@ -22,4 +22,6 @@ export const RPC_LIMITS = {
   readBytes: 4 * 1024 * 1024,
   /** All reads of one batch, whose answers are held until the batch ends. */
   batchReadBytes: 16 * 1024 * 1024,
+  /** Change feeds one WebSocket session holds open: each is a stream from a root's journal. */
+  watches: 8,
 } as const;

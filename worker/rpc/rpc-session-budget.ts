@@ -17,6 +17,9 @@ export class RpcSessionBudget {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #onMainDead: () => void = () => undefined;
+  #watches = 0;
+  /** Aborted when the session ends: its change feeds stop. */
+  readonly #ended = new AbortController();
   /** A batch's calls reach no cap until the whole batch was read (see BatchTransport). */
   readonly #gate = Promise.withResolvers<void>();
 
@@ -66,6 +69,24 @@ export class RpcSessionBudget {
         return refuse("rpcReadBudget", { limit: RPC_LIMITS.batchReadBytes });
     }
     return ok(null);
+  }
+
+  /** Takes a change-feed slot (live sessions only); `release` gives it back. */
+  startWatch(): Result<{ signal: AbortSignal; release: () => void }> {
+    if (this.kind === "batch") return refuse("rpcWatchNeedsLive");
+    if (this.#watches >= RPC_LIMITS.watches) return refuse("rpcTooManyWatches", { limit: RPC_LIMITS.watches });
+    this.#watches++;
+    let released = false;
+    const release = () => {
+      if (!released) this.#watches--;
+      released = true;
+    };
+    return ok({ signal: this.#ended.signal, release });
+  }
+
+  /** The session is over (its socket closed): every feed it held stops. */
+  end(): void {
+    this.#ended.abort();
   }
 
   /** What to do once the session's main cap answers `no_such_cap` (a WebSocket closes). */
