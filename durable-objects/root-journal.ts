@@ -104,7 +104,7 @@ export class RootJournal extends DurableObject<CapEnv> {
    */
   async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
     try {
-      if (!this.feed.hasRoom()) return refuse("tooManyWatchers");
+      this.feed.makeRoom(this.journal.newestId());
       const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
       const backlog = scanned.filter((row) => inScope(scope, row.path));
       const cut = scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null;

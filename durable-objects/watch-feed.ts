@@ -12,7 +12,13 @@ export interface WatchEvent {
 
 /** Events a slow watcher may leave unread before it is cut off (it resumes with `since`). */
 const MAX_QUEUED = 1_000;
-/** Watchers one journal holds at once: each commit's work is bounded by them. */
+/**
+ * Watchers one journal holds at once: each commit's work is bounded by them.
+ * A new one beyond makes room by ending the oldest (which resumes), rather
+ * than being refused: a stream its reader cancelled is never cancelled here
+ * (the runtime does not pass a cancel back over RPC), so refusing would let
+ * 256 opened-and-dropped streams shut out every watcher of the root.
+ */
 export const MAX_WATCHERS = 256;
 const encoder = new TextEncoder();
 
@@ -26,9 +32,21 @@ const encoder = new TextEncoder();
 export class WatchFeed {
   private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
 
-  /** Whether another watcher may open. */
-  hasRoom(): boolean {
-    return this.watchers.size < MAX_WATCHERS;
+  /**
+   * Ends the oldest watcher if the journal holds {@link MAX_WATCHERS}. It was
+   * sent every event up to `newest`, so its stream ends telling it to resume
+   * after that, as a cut backlog does.
+   */
+  makeRoom(newest: number): void {
+    if (this.watchers.size < MAX_WATCHERS) return;
+    const oldest = this.watchers.values().next().value!;
+    this.watchers.delete(oldest);
+    try {
+      oldest.controller.enqueue(resumeFrame(newest));
+      oldest.controller.close();
+    } catch {
+      // Its stream had ended already.
+    }
   }
 
   /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
@@ -42,9 +60,7 @@ export class WatchFeed {
           for (const row of backlog) controller.enqueue(frame(scope, row));
           // The backlog was cut: this stream ends, and the watcher resumes after its last event.
           if (resumeAfter !== null) {
-            controller.enqueue(
-              encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(resumeAfter) })}\n\n`),
-            );
+            controller.enqueue(resumeFrame(resumeAfter));
             controller.close();
             return;
           }
@@ -75,6 +91,10 @@ export class WatchFeed {
 
 export function inScope(scope: string, path: string): boolean {
   return path.startsWith(scope) && path.length > scope.length;
+}
+
+function resumeFrame(after: number): Uint8Array {
+  return encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(after) })}\n\n`);
 }
 
 function frame(scope: string, row: VersionRow): Uint8Array {

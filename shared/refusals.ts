@@ -127,7 +127,6 @@ export const REFUSALS = {
   // -- versions: an id outside the cap's subtree, of another root, or malformed reads as unknown
   noSuchVersion: { code: "not_found", message: "no such version" },
   sinceInvalid: { code: "bad_request", message: "since must be a version id" },
-  tooManyWatchers: { code: "unavailable", message: "too many watchers of this storage root; try again later" },
   versionRedacted: { code: "not_found", message: "that version's bytes are gone (redacted, or never kept)" },
   keepVersionsRange: {
     code: "bad_request",
