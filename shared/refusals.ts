@@ -195,6 +195,7 @@ export const REFUSALS = {
     message: (p: { limit: number }) => `an RPC batch makes at most ${p.limit} calls`,
   },
   rpcCallsWaiting: { code: "unavailable", message: "too many RPC calls waiting; try again later" },
+  rpcBytesWaiting: { code: "unavailable", message: "too many bytes of RPC writes held at once; try again later" },
   rpcReadTooLarge: {
     code: "too_large",
     message: (p: { limit: number }) => `reads over RPC are limited to ${p.limit} bytes; GET /file has no limit`,
