@@ -10,8 +10,13 @@ export interface WatchEvent {
   version: string;
 }
 
-/** Events a slow watcher may leave unread before it is cut off (it resumes with `since`). */
-const MAX_QUEUED = 1_000;
+/**
+ * Bytes of events a watcher may leave unread before it is cut off (it
+ * resumes with `since`), its backlog included. Counted in bytes, not events:
+ * a path may be 1 KiB, and a stream whose reader is gone is never drained,
+ * so this times {@link MAX_WATCHERS} is what dropped streams can hold.
+ */
+const MAX_QUEUED_BYTES = 128 * 1024;
 /**
  * Watchers one journal holds at once: each commit's work is bounded by them.
  * A new one beyond makes room by ending the oldest (which resumes), rather
@@ -27,7 +32,7 @@ const encoder = new TextEncoder();
  * scope (its cap's root below level 0). An event goes only to watchers whose
  * scope holds its path, with the path made relative to that scope. Held in
  * memory by the journal while a stream is open; a watcher that falls behind
- * by {@link MAX_QUEUED} events is closed rather than buffered without bound.
+ * by {@link MAX_QUEUED_BYTES} is closed rather than buffered without bound.
  */
 export class WatchFeed {
   private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
@@ -57,7 +62,17 @@ export class WatchFeed {
         start: (controller) => {
           watcher = { scope, controller };
           controller.enqueue(encoder.encode(": watching\n\n"));
-          for (const row of backlog) controller.enqueue(frame(scope, row));
+          let queued = 0;
+          for (const [i, row] of backlog.entries()) {
+            const framed = frame(scope, row);
+            queued += framed.byteLength;
+            // More backlog than a watcher may hold: the stream ends after the last event that fits.
+            if (queued > MAX_QUEUED_BYTES && i > 0) {
+              resumeAfter = backlog[i - 1]!.id;
+              break;
+            }
+            controller.enqueue(framed);
+          }
           // The backlog was cut: this stream ends, and the watcher resumes after its last event.
           if (resumeAfter !== null) {
             controller.enqueue(resumeFrame(resumeAfter));
@@ -70,7 +85,7 @@ export class WatchFeed {
           this.watchers.delete(watcher);
         },
       },
-      { highWaterMark: MAX_QUEUED },
+      { highWaterMark: MAX_QUEUED_BYTES, size: (chunk) => chunk.byteLength },
     );
   }
 

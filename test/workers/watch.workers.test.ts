@@ -123,3 +123,29 @@ describe("a root holding its most watchers", () => {
     await again.cancel();
   });
 });
+
+describe("a watcher's queue", () => {
+  it("is bounded in bytes: a backlog of long paths ends early with where to resume", async () => {
+    const root = cap((await mintRoot(`watch/bytes/${++counter}/`)).token);
+    // About 1.2 KiB an event: 130 of them are more than a watcher may hold.
+    const long = Array.from({ length: 4 }, (_, i) => String(i).repeat(239)).join("/");
+    // Two paths, so no version is pruned (a path keeps 100).
+    for (let i = 0; i < 130; i++) expect((await root.write(`${long}${i % 2}`, String(i))).status).toBeLessThan(300);
+    const feed = await watch(root, "0");
+    const seen: Event[] = [];
+    let resume: unknown = null;
+    while (seen.length < 130 && resume === null) {
+      const next = await feed.next();
+      if (next === null) break;
+      if (next.event === "resume") resume = next.data;
+      else seen.push(next.data as Event);
+    }
+    expect(seen.length).toBeLessThan(130);
+    expect(resume).toEqual({ since: seen.at(-1)!.version });
+    expect(await feed.next()).toBeNull();
+    // Resuming there goes on with the rest.
+    const rest = await watch(root, seen.at(-1)!.version);
+    expect(((await rest.next())!.data as Event).version).toBe(String(Number(seen.at(-1)!.version) + 1));
+    await rest.cancel();
+  });
+});
