@@ -88,6 +88,8 @@ export class RootJournal extends DurableObject<CapEnv> {
       if (!row) return refuse("noSuchVersion");
       if (row.blob === null) return ok(null);
       this.journal.redact(row.blob);
+      // This blob first: a full batch of others may be waiting, and the answer says its bytes are gone.
+      await this.dropOrphans([row.blob]);
       await this.dropOrphans();
       await this.schedule();
       return ok(null);
@@ -104,7 +106,7 @@ export class RootJournal extends DurableObject<CapEnv> {
    */
   async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
     try {
-      if (!this.feed.hasRoom()) return refuse("tooManyWatchers");
+      this.feed.makeRoom(this.journal.newestId());
       const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
       const backlog = scanned.filter((row) => inScope(scope, row.path));
       const cut = scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null;
@@ -134,11 +136,11 @@ export class RootJournal extends DurableObject<CapEnv> {
     return row && inScope(scope, row.path) ? row : null;
   }
 
-  private async dropOrphans(): Promise<void> {
+  private async dropOrphans(blobs?: string[]): Promise<void> {
     const backend = this.journal.setting<Backend>("backend");
     const storage = backend === null ? null : selectStorage(this.env, backend);
     if (!storage) return;
-    for (const blob of this.journal.orphans(DROP_BATCH)) {
+    for (const blob of blobs ?? this.journal.orphans(DROP_BATCH)) {
       const dropped = await storage.dropVersion(blob).catch(() => refuse("unavailable"));
       if (dropped.ok) this.journal.forgetOrphan(blob);
     }

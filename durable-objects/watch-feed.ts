@@ -10,9 +10,20 @@ export interface WatchEvent {
   version: string;
 }
 
-/** Events a slow watcher may leave unread before it is cut off (it resumes with `since`). */
-const MAX_QUEUED = 1_000;
-/** Watchers one journal holds at once: each commit's work is bounded by them. */
+/**
+ * Bytes of events a watcher may leave unread before it is cut off (it
+ * resumes with `since`), its backlog included. Counted in bytes, not events:
+ * a path may be 1 KiB, and a stream whose reader is gone is never drained,
+ * so this times {@link MAX_WATCHERS} is what dropped streams can hold.
+ */
+const MAX_QUEUED_BYTES = 128 * 1024;
+/**
+ * Watchers one journal holds at once: each commit's work is bounded by them.
+ * A new one beyond makes room by ending the oldest (which resumes), rather
+ * than being refused: a stream its reader cancelled is never cancelled here
+ * (the runtime does not pass a cancel back over RPC), so refusing would let
+ * 256 opened-and-dropped streams shut out every watcher of the root.
+ */
 export const MAX_WATCHERS = 256;
 const encoder = new TextEncoder();
 
@@ -21,14 +32,26 @@ const encoder = new TextEncoder();
  * scope (its cap's root below level 0). An event goes only to watchers whose
  * scope holds its path, with the path made relative to that scope. Held in
  * memory by the journal while a stream is open; a watcher that falls behind
- * by {@link MAX_QUEUED} events is closed rather than buffered without bound.
+ * by {@link MAX_QUEUED_BYTES} is closed rather than buffered without bound.
  */
 export class WatchFeed {
   private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
 
-  /** Whether another watcher may open. */
-  hasRoom(): boolean {
-    return this.watchers.size < MAX_WATCHERS;
+  /**
+   * Ends the oldest watcher if the journal holds {@link MAX_WATCHERS}. It was
+   * sent every event up to `newest`, so its stream ends telling it to resume
+   * after that, as a cut backlog does.
+   */
+  makeRoom(newest: number): void {
+    if (this.watchers.size < MAX_WATCHERS) return;
+    const oldest = this.watchers.values().next().value!;
+    this.watchers.delete(oldest);
+    try {
+      oldest.controller.enqueue(resumeFrame(newest));
+      oldest.controller.close();
+    } catch {
+      // Its stream had ended already.
+    }
   }
 
   /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
@@ -39,12 +62,20 @@ export class WatchFeed {
         start: (controller) => {
           watcher = { scope, controller };
           controller.enqueue(encoder.encode(": watching\n\n"));
-          for (const row of backlog) controller.enqueue(frame(scope, row));
+          let queued = 0;
+          for (const [i, row] of backlog.entries()) {
+            const framed = frame(scope, row);
+            queued += framed.byteLength;
+            // More backlog than a watcher may hold: the stream ends after the last event that fits.
+            if (queued > MAX_QUEUED_BYTES && i > 0) {
+              resumeAfter = backlog[i - 1]!.id;
+              break;
+            }
+            controller.enqueue(framed);
+          }
           // The backlog was cut: this stream ends, and the watcher resumes after its last event.
           if (resumeAfter !== null) {
-            controller.enqueue(
-              encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(resumeAfter) })}\n\n`),
-            );
+            controller.enqueue(resumeFrame(resumeAfter));
             controller.close();
             return;
           }
@@ -54,7 +85,7 @@ export class WatchFeed {
           this.watchers.delete(watcher);
         },
       },
-      { highWaterMark: MAX_QUEUED },
+      { highWaterMark: MAX_QUEUED_BYTES, size: (chunk) => chunk.byteLength },
     );
   }
 
@@ -75,6 +106,10 @@ export class WatchFeed {
 
 export function inScope(scope: string, path: string): boolean {
   return path.startsWith(scope) && path.length > scope.length;
+}
+
+function resumeFrame(after: number): Uint8Array {
+  return encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(after) })}\n\n`);
 }
 
 function frame(scope: string, row: VersionRow): Uint8Array {

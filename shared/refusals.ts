@@ -127,7 +127,6 @@ export const REFUSALS = {
   // -- versions: an id outside the cap's subtree, of another root, or malformed reads as unknown
   noSuchVersion: { code: "not_found", message: "no such version" },
   sinceInvalid: { code: "bad_request", message: "since must be a version id" },
-  tooManyWatchers: { code: "unavailable", message: "too many watchers of this storage root; try again later" },
   versionRedacted: { code: "not_found", message: "that version's bytes are gone (redacted, or never kept)" },
   keepVersionsRange: {
     code: "bad_request",
@@ -196,6 +195,7 @@ export const REFUSALS = {
     message: (p: { limit: number }) => `an RPC batch makes at most ${p.limit} calls`,
   },
   rpcCallsWaiting: { code: "unavailable", message: "too many RPC calls waiting; try again later" },
+  rpcBytesWaiting: { code: "unavailable", message: "too many bytes of RPC writes held at once; try again later" },
   rpcReadTooLarge: {
     code: "too_large",
     message: (p: { limit: number }) => `reads over RPC are limited to ${p.limit} bytes; GET /file has no limit`,

@@ -153,6 +153,22 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect(await (await root.read("s.txt")).text()).toBe("public");
   });
 
+  it("redact destroys the bytes before it answers, even with other blobs waiting to be destroyed", async () => {
+    const { root, prefix } = await fresh();
+    await root.write("k.txt", "the key");
+    await root.write("k.txt", "rotated");
+    const [, secret] = await versionsOf(root, "k.txt");
+    const blob = (await blobOf(backend, prefix, secret!.id))!;
+    // More blobs waiting than one batch destroys (as after a large prune), each named to come first.
+    await runInDurableObject(journal(backend, prefix), async (_i, state) => {
+      for (let i = 1; i <= 64; i++)
+        state.storage.sql.exec("INSERT INTO orphans (blob) VALUES (?)", i.toString(16).padStart(32, "0"));
+    });
+    expect((await redact(root, secret!.id)).status).toBe(204);
+    const gone = await selectStorage(env, backend)!.readVersion(blob);
+    expect(gone.ok ? "still there" : gone.error.code).toBe("not_found");
+  });
+
   it("a child sees only the history inside its subtree; foreign and malformed ids read as unknown", async () => {
     const { root, id: rootId } = await fresh();
     await root.write("pub/a.txt", "open");

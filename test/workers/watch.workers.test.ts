@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
@@ -93,5 +94,58 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const lister = await child(root, { path: "", rights: ["list"] });
     expect(await errorCode(await call("GET", `/object/${lister.token}/watch`))).toBe("forbidden");
     expect(await errorCode(await call("GET", `/object/${root.token}/watch?since=x`))).toBe("bad_request");
+  });
+});
+
+describe("a root holding its most watchers", () => {
+  it("ends the oldest stream (to resume) for a new one, so streams dropped by their readers never shut watchers out", async () => {
+    const prefix = `watch/full/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    await root.write("a.txt", "a");
+    const res = await call("GET", `/object/${root.token}/versions?path=a.txt`);
+    const [written] = ((await res.json()) as { versions: { id: string }[] }).versions;
+    const oldest = await watch(root);
+    // Streams their readers dropped: the runtime never tells the journal (no cancel comes back over RPC).
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    for (let i = 0; i < 256; i++) {
+      const opened = await journal.watch("", null);
+      expect(opened.ok, `watcher ${i + 2}`).toBe(true);
+      if (!opened.ok) return;
+      const reader = opened.value.getReader();
+      await reader.read();
+      await reader.cancel();
+    }
+    expect(await oldest.next()).toEqual({ event: "resume", data: { since: written!.id } });
+    expect(await oldest.next()).toBeNull();
+    const again = await watch(root, written!.id);
+    await root.write("b.txt", "b");
+    expect(((await again.next())!.data as Event).path).toBe("b.txt");
+    await again.cancel();
+  });
+});
+
+describe("a watcher's queue", () => {
+  it("is bounded in bytes: a backlog of long paths ends early with where to resume", async () => {
+    const root = cap((await mintRoot(`watch/bytes/${++counter}/`)).token);
+    // About 1.2 KiB an event: 130 of them are more than a watcher may hold.
+    const long = Array.from({ length: 4 }, (_, i) => String(i).repeat(239)).join("/");
+    // Two paths, so no version is pruned (a path keeps 100).
+    for (let i = 0; i < 130; i++) expect((await root.write(`${long}${i % 2}`, String(i))).status).toBeLessThan(300);
+    const feed = await watch(root, "0");
+    const seen: Event[] = [];
+    let resume: unknown = null;
+    while (seen.length < 130 && resume === null) {
+      const next = await feed.next();
+      if (next === null) break;
+      if (next.event === "resume") resume = next.data;
+      else seen.push(next.data as Event);
+    }
+    expect(seen.length).toBeLessThan(130);
+    expect(resume).toEqual({ since: seen.at(-1)!.version });
+    expect(await feed.next()).toBeNull();
+    // Resuming there goes on with the rest.
+    const rest = await watch(root, seen.at(-1)!.version);
+    expect(((await rest.next())!.data as Event).version).toBe(String(Number(seen.at(-1)!.version) + 1));
+    await rest.cancel();
   });
 });

@@ -76,7 +76,7 @@ export class CapTarget extends RpcTarget {
       ifMatch: headerArg(o.ifMatch) ?? undefined,
       ifNoneMatch: headerArg(o.ifNoneMatch) ?? undefined,
     };
-    return this.#call(() => this.#cap.writeFile(at, new Response(data).body!, headers));
+    return this.#call(() => this.#cap.writeFile(at, new Response(data).body!, headers), data.byteLength);
   }
 
   async delete(path: string): Promise<null> {
@@ -207,8 +207,8 @@ export class CapTarget extends RpcTarget {
   }
 
   /** Runs a call on the cap within the session's bounds; a dead main cap ends a WebSocket session. */
-  async #call<T>(call: () => Promise<Result<T>>): Promise<T> {
-    const result = await this.#context.budget.run(call);
+  async #call<T>(call: () => Promise<Result<T>>, bytes = 0): Promise<T> {
+    const result = await this.#context.budget.run(call, bytes);
     if (!result.ok && result.error.code === "no_such_cap" && this.#main) this.#context.budget.mainDied();
     return unwrap(result);
   }

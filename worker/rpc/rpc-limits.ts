@@ -18,6 +18,12 @@ export const RPC_LIMITS = {
   inFlight: 16,
   /** Calls a WebSocket session lets wait before refusing more. */
   waiting: 2048,
+  /**
+   * Bytes of writes a session holds at once, running or waiting: each
+   * waiting write holds its decoded message, so `waiting` alone would let
+   * one WebSocket hold thousands of 8 MiB messages in the worker's memory.
+   */
+  heldBytes: 32 * 1024 * 1024,
   /** One read's bytes: the answer is held whole and base64-encoded. */
   readBytes: 4 * 1024 * 1024,
   /** All reads of one batch, whose answers are held until the batch ends. */

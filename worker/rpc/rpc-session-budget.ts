@@ -14,6 +14,7 @@ export class RpcSessionBudget {
   readonly kind: "batch" | "live";
   #calls = 0;
   #readBytes = 0;
+  #heldBytes = 0;
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #onMainDead: () => void = () => undefined;
@@ -40,11 +41,21 @@ export class RpcSessionBudget {
     this.#gate.reject(rpcError(refusal("rpcMalformed")));
   }
 
-  /** Runs one call within the bounds; refused calls throw a contract refusal. */
-  async run<T>(call: () => Promise<T>): Promise<T> {
+  /** Runs one call within the bounds (`bytes`: what its arguments hold); refused calls throw a contract refusal. */
+  async run<T>(call: () => Promise<T>, bytes = 0): Promise<T> {
     if (this.kind === "batch" && ++this.#calls > RPC_LIMITS.batchCalls) {
       throw rpcError(refusal("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls }));
     }
+    if (this.#heldBytes + bytes > RPC_LIMITS.heldBytes) throw rpcError(refusal("rpcBytesWaiting"));
+    this.#heldBytes += bytes;
+    try {
+      return await this.#runHeld(call);
+    } finally {
+      this.#heldBytes -= bytes;
+    }
+  }
+
+  async #runHeld<T>(call: () => Promise<T>): Promise<T> {
     await this.#gate.promise;
     if (this.#running >= RPC_LIMITS.inFlight) {
       if (this.#waiting.length >= RPC_LIMITS.waiting) throw rpcError(refusal("rpcCallsWaiting"));
