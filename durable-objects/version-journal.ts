@@ -103,11 +103,15 @@ export class VersionJournal {
     return this.sql.exec<VersionRow>("SELECT * FROM versions WHERE id = ?", id).toArray()[0] ?? null;
   }
 
-  /** Destroys a blob's bytes for every row holding it; the rows stay, marked redacted. */
+  /**
+   * Destroys a blob's bytes for every row holding it; the rows stay, marked
+   * redacted, without their hash: a hash of a short secret (a PIN, a
+   * password) lets anyone with `read` confirm guesses of what was redacted.
+   */
   redact(blob: string): void {
     const held = this.sql.exec<{ size: number | null }>("SELECT size FROM versions WHERE blob = ? LIMIT 1", blob);
     const size = held.toArray()[0]?.size ?? null;
-    this.sql.exec("UPDATE versions SET blob = NULL WHERE blob = ?", blob);
+    this.sql.exec("UPDATE versions SET blob = NULL, sha256 = NULL WHERE blob = ?", blob);
     this.orphan(blob, size);
   }
 
