@@ -5,6 +5,8 @@
  * but cannot restore, and a child cap never reaches versions outside its
  * subtree.
  */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,5 +161,40 @@ describe("list_versions and restore_version", () => {
     }
     expect(await fs.readText("outside.md")).toBe("secret two");
     await expect(fs.stat("team/outside.md")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("a version listing counts against the request's listing budget", async () => {
+    // Straight into the disk root's folder: 600 uploads would take longer than the test.
+    await mkdir(path.join(vault.diskRoot, "wide"));
+    for (let i = 0; i < 600; i++) await writeFile(path.join(vault.diskRoot, "wide", `f${i}.md`), "x");
+    const disk = new FsCap(vault.diskCapUrl);
+    await disk.write("kept.md", "one");
+    const call = (id: number, name: string, args: Record<string, unknown>) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: args },
+    });
+    const post = async (body: unknown) => {
+      const response = await fetch(`${vault.diskCapUrl}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify(body),
+      });
+      type Answer = { id: number; result: { content: { text: string }[] } };
+      // A batch of one is answered with one message, not a list.
+      const answers = [(await response.json()) as Answer | Answer[]].flat();
+      return answers.find((a) => a.id === 99)!.result.content[0]!.text;
+    };
+    const trees = Array.from({ length: 11 }, (_, id) => call(id, "directory_tree", { path: "wide" }));
+    // Eleven trees of 600 entries spend the request's 6,000 listed entries: the history is refused, not listed.
+    expect(await post([...trees, call(99, "list_versions", { path: "kept.md" })])).toBe(
+      "bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request",
+    );
+    expect(await post([call(99, "list_versions", { path: "kept.md" })])).toMatch(/^Versions of kept\.md/);
   });
 });
