@@ -24,18 +24,21 @@ export const watchCommand: CommandSpec = {
   async run(input) {
     const { cap, rest } = capFromInput(input, "watch");
     const [pathArg] = positionalArgs(rest, { required: [], optional: ["PATH"] }, "watch");
-    const path = remotePathArg(pathArg ?? "");
+    const prefix = joinRemote(remotePathArg(pathArg ?? ""), "");
     // The vault judges PATH as it judges every path (path_escapes, absolute_path, …) before a stream opens.
-    if (path !== "") await cap.versions(path, { limit: 1 });
-    const prefix = joinRemote(path, "");
+    if (prefix !== "") await cap.versions(prefix, { limit: 1 });
     const stop = new AbortController();
     let interrupted = false;
+    let outputGone = false;
     const onSignal = () => {
       interrupted = true;
       stop.abort();
     };
     // A reader that went away (`| head -1`) ends the watch, as a closed pipe ends `tail -f`.
-    const onOutputGone = () => stop.abort();
+    const onOutputGone = () => {
+      outputGone = true;
+      stop.abort();
+    };
     for (const signal of SIGNALS) process.once(signal, onSignal);
     input.io.stdout.once("error", onOutputGone);
     try {
@@ -43,6 +46,9 @@ export const watchCommand: CommandSpec = {
         if (prefix !== "" && change.path !== prefix && !change.path.startsWith(`${prefix}/`)) continue;
         await writeOut(input.io.stdout, input.json ? `${JSON.stringify(change)}\n` : formatChange(change));
       }
+    } catch (error) {
+      // The write that found the reader gone fails too: that is the end of the watch, not an error.
+      if (!outputGone) throw error;
     } finally {
       for (const signal of SIGNALS) process.off(signal, onSignal);
       input.io.stdout.off("error", onOutputGone);

@@ -198,6 +198,13 @@ describe("watch", () => {
     all.child.kill("SIGINT");
     expect(await all.exited).toMatchObject({ code: 130, stderr: "" });
 
+    // A reader that goes away (`| head -1`) ends the watch quietly, at its next line.
+    const headed = watch(["--since", since], cap);
+    await headed.lines(1);
+    headed.child.stdout!.destroy();
+    await root.write("w/after-reader.md", "z");
+    expect(await headed.exited).toMatchObject({ code: 0, stderr: "" });
+
     await cap.revoke();
     const ended = await filtered.exited;
     expect(ended.code).toBe(1);
