@@ -9,6 +9,8 @@ import { mcpCommand } from "./commands/mcp-command.ts";
 import { mintCommand } from "./commands/mint-command.ts";
 import { mvCommand } from "./commands/mv-command.ts";
 import { putCommand } from "./commands/put-command.ts";
+import { redactCommand } from "./commands/redact-command.ts";
+import { restoreCommand } from "./commands/restore-command.ts";
 import { revokeCommand } from "./commands/revoke-command.ts";
 import { rmCommand } from "./commands/rm-command.ts";
 import { serveCommand } from "./commands/serve-command.ts";
@@ -16,6 +18,8 @@ import { shareCommand } from "./commands/share-command.ts";
 import { statCommand } from "./commands/stat-command.ts";
 import { syncCommand } from "./commands/sync-command.ts";
 import { treeCommand } from "./commands/tree-command.ts";
+import { versionsCommand } from "./commands/versions-command.ts";
+import { watchCommand } from "./commands/watch-command.ts";
 
 /** Every command, in the order the top-level help shows them. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -32,6 +36,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   rmCommand,
   mvCommand,
   statCommand,
+  versionsCommand,
+  restoreCommand,
+  redactCommand,
+  watchCommand,
   shareCommand,
   childrenCommand,
   revokeCommand,

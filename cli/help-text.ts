@@ -23,7 +23,7 @@ export function topLevelHelp(): string {
     "Admin commands use $CAPVAULT_URL (default http://127.0.0.1:8787) and $CAPVAULT_ADMIN_TOKEN.",
     "",
     "Exit codes: 0 ok, 1 refused by the vault (stderr: capvault: <code>: <message>),",
-    "            2 usage error, 3 vault unreachable or unavailable.",
+    "            2 usage error, 3 vault unreachable or unavailable, 130 watch stopped with Ctrl-C.",
     "",
     "Run `capvault <command> --help` for a command's arguments.",
     "",

@@ -6,6 +6,7 @@ import type { CommandInput, CommandSpec } from "./command-spec.ts";
 import { findCommand } from "./command-table.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
+import { Interrupted } from "./interrupted.ts";
 import { ReportedFailure } from "./reported-failure.ts";
 import { terminalSafe } from "./terminal-safe.ts";
 import { LocalRefusal } from "./transfer/local-refusal.ts";
@@ -96,6 +97,7 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   if (io.stderr.isTTY) io.stderr.write("\r\u001b[K");
   if (error instanceof UsageError) return usageFailure(io, error);
   if (error instanceof ReportedFailure) return EXIT.refused;
+  if (error instanceof Interrupted) return EXIT.interrupted;
   if (error instanceof LocalRefusal) {
     io.stderr.write(`capvault: ${error.code}: ${terminalSafe(error.message)}\n`);
     if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`);

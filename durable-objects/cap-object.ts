@@ -424,14 +424,18 @@ export class CapObject extends DurableObject<CapEnv> {
     });
   }
 
-  /** Writes a version's bytes back to its path through the normal write path: rights, audit, a new version. */
-  async restoreVersion(rawId: string): Promise<Result<WriteResult>> {
+  /**
+   * Writes a version's bytes back to its path through the normal write path: rights, audit, a new version.
+   * Also answers that path (relative to this cap), so a tool can say what it restored.
+   */
+  async restoreVersion(rawId: string): Promise<Result<WriteResult & { path: string }>> {
     const access = await this.authorize({ rights: ["write"] });
     if (!access.ok) return access;
     const found = await versionBytes(this.env, access.value.cap, rawId);
     if (!found.ok) return found;
     const { path, size, contentType, body } = found.value;
-    return this.writeFile(path, body, { length: size, contentType });
+    const written = await this.writeFile(path, body, { length: size, contentType });
+    return written.ok ? ok({ ...written.value, path }) : written;
   }
 
   /** The change feed of this cap's subtree, from the root's journal; closed when the cap is revoked or expires. */

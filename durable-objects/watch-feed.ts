@@ -1,14 +1,8 @@
+import type { WatchEvent } from "../shared/wire-types.ts";
 import type { VersionRow } from "./version-journal.ts";
 
-/** One change as a watcher sees it: the path relative to its own root. */
-export interface WatchEvent {
-  path: string;
-  operation: VersionRow["op"];
-  size: number | null;
-  sha256: string | null;
-  actor: string;
-  version: string;
-}
+/** One change as a watcher sees it (the path relative to its own root): the wire shape. */
+export type { WatchEvent };
 
 /**
  * Bytes of events a watcher may leave unread before it is cut off (it

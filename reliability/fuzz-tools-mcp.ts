@@ -50,6 +50,21 @@ export function mcpBody(path: fc.Arbitrary<string>): fc.Arbitrary<string> {
       ),
     }),
     fc.record({
+      name: fc.constant("list_versions"),
+      arguments: fc.record(
+        {
+          path,
+          cursor: fc.constantFrom("1", "0", "-1", "9".repeat(30), "x", ""),
+          limit: fc.constantFrom(1, 100, 101, 0),
+        },
+        { requiredKeys: ["path"] },
+      ),
+    }),
+    fc.record({
+      name: fc.constant("restore_version"),
+      arguments: fc.record({ versionId: fc.oneof(text, fc.constantFrom("1", "0", "9".repeat(30), "1e3", " 1")) }),
+    }),
+    fc.record({
       name: fc.constantFrom("nope", "", "read_file\u0000", "__proto__"),
       arguments: fc.jsonValue({ maxDepth: 2 }),
     }),

@@ -112,6 +112,19 @@ export interface VersionPage {
   cursor: string | null;
 }
 
+/** One change as `GET /watch` streams it (an event's `data`), inside the watching cap's subtree. */
+export interface WatchEvent {
+  /** Relative to the watching cap's root. */
+  path: string;
+  operation: VersionOperation;
+  size: number | null;
+  sha256: string | null;
+  /** The public id of the cap that made the change. */
+  actor: string;
+  /** The version this change recorded: pass it as `since` to resume after it. */
+  version: string;
+}
+
 /** `POST /move`: the paths as the request gave them. */
 export interface MoveResult {
   from: string;

@@ -8,11 +8,13 @@ import type {
   MintedCap,
   Stat,
   VersionPage,
+  WatchEvent,
   WriteResult,
 } from "../../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseCapUrl } from "./cap-url.ts";
+import { type WatchOptions, watchChanges } from "./cap-watch.ts";
 import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
 import type {
   ClientOptions,
@@ -394,6 +396,34 @@ export class FsCap {
   async redact(id: string): Promise<void> {
     const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/redact`, expect: [204] });
     await response.body?.cancel();
+  }
+
+  /**
+   * The changes inside this cap's subtree as they are committed (needs
+   * `read`): first those after `since`, then live, reconnecting on its own
+   * when the vault asks it to. Ends with the vault's CapError (`no_such_cap`)
+   * when the cap is revoked or expires, and quietly when `signal` aborts.
+   * @example
+   * for await (const change of fs.watch({ since: lastSeen, signal })) console.log(change.operation, change.path);
+   */
+  watch(options: WatchOptions = {}): AsyncIterableIterator<WatchEvent> {
+    return watchChanges(
+      {
+        open: async (since, signal) => {
+          const response = await this.#http.send({
+            method: "GET",
+            url: `${this.#base}/watch`,
+            query: { since },
+            headers: { accept: "text/event-stream" },
+            signal,
+            expect: [200],
+          });
+          return response.body ?? emptyStream();
+        },
+        alive: () => this.info(),
+      },
+      options,
+    );
   }
 
   #versionUrl(id: string): string {

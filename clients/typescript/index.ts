@@ -17,6 +17,7 @@ export type * from "../../shared/wire-types.ts";
 export type { ChildView as ChildCap, RootView as RootRecord } from "../../shared/wire-types.ts";
 export { AdminClient } from "./admin-client.ts";
 export { CapError, isCapError } from "./cap-error.ts";
+export type { WatchOptions } from "./cap-watch.ts";
 export { FsCap } from "./fs-cap.ts";
 export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_DEFINITION, memoryToolHandler } from "./memory-tool.ts";

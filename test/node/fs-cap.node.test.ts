@@ -383,6 +383,72 @@ describe("admin", () => {
   });
 });
 
+describe("watch", () => {
+  /** The newest version id of the root so far: a watch from it sees exactly what comes after. */
+  async function newestVersion(): Promise<string> {
+    await fs.write("watch-marker.md", String(Math.random()));
+    return (await fs.versions("watch-marker.md", { limit: 1 })).versions[0]!.id;
+  }
+
+  it("follows a child's subtree in order, paths relative to it, and ends with no_such_cap on revocation", async () => {
+    const child = await fs.subdir({ path: "watched", rights: ["read"] });
+    const since = await newestVersion();
+    await fs.write("outside.md", "not for the child");
+    await fs.write("watched/a.md", "one");
+    await fs.write("watched/a.md", "two!");
+    await fs.move("watched/a.md", "watched/deep/b.md");
+    await fs.delete("watched/deep/b.md");
+    const changes = child.watch({ since })[Symbol.asyncIterator]();
+    const seen = [];
+    for (let i = 0; i < 5; i++) seen.push((await changes.next()).value);
+    expect(seen.map((c) => [c.operation, c.path, c.size])).toEqual([
+      ["created", "a.md", 3],
+      ["modified", "a.md", 4],
+      ["moved", "a.md", 4],
+      ["created", "deep/b.md", 4],
+      ["deleted", "deep/b.md", 4],
+    ]);
+    expect(seen[0]).toMatchObject({ sha256: sha256("one"), actor: fs.id });
+    expect(Number(seen[4].version)).toBeGreaterThan(Number(seen[0].version));
+
+    // Live: a change made after the backlog arrives on the open stream.
+    const next = changes.next();
+    await fs.write("watched/live.md", "now");
+    expect((await next).value).toMatchObject({ operation: "created", path: "live.md" });
+
+    const ended = changes.next();
+    await child.revoke();
+    expect(await refusal(ended)).toMatchObject({ code: "no_such_cap", status: 404 });
+  });
+
+  it("resumes after `since`, never repeating what was seen, and ends quietly on abort", async () => {
+    const since = await newestVersion();
+    await fs.write("resume/a.md", "1");
+    await fs.write("resume/b.md", "2");
+    const stop = new AbortController();
+    const first = fs.watch({ since, signal: stop.signal })[Symbol.asyncIterator]();
+    const a = (await first.next()).value;
+    expect(a.path).toBe("resume/a.md");
+    stop.abort();
+    expect(await first.next()).toEqual({ done: true, value: undefined });
+
+    const again = new AbortController();
+    const rest = fs.watch({ since: a.version, signal: again.signal })[Symbol.asyncIterator]();
+    expect((await rest.next()).value).toMatchObject({ path: "resume/b.md", operation: "created" });
+    const pending = rest.next();
+    again.abort();
+    expect(await pending).toEqual({ done: true, value: undefined });
+  });
+
+  it("a cap without read, a bad since and a revoked cap are refused before any event", async () => {
+    const writeOnly = await fs.subdir({ path: "", rights: ["write"] });
+    expect(await refusal(writeOnly.watch().next())).toMatchObject({ code: "forbidden" });
+    expect(await refusal(fs.watch({ since: "x" }).next())).toMatchObject({ code: "bad_request" });
+    await writeOnly.revoke();
+    expect(await refusal(writeOnly.watch().next())).toMatchObject({ code: "no_such_cap" });
+  });
+});
+
 describe("secrecy", () => {
   it("an unreachable vault is unavailable (status 0), token-free", async () => {
     const offline = new FsCap(`http://127.0.0.1:9/object/${token(fs)}`);

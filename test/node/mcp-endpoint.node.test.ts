@@ -89,6 +89,8 @@ const ALL_TOOLS = [
   "list_allowed_directories",
   "delete_file",
   "create_subdir_cap",
+  "list_versions",
+  "restore_version",
 ];
 const READ_TOOLS = ["read_file", "read_text_file", "read_media_file", "read_multiple_files"];
 const LIST_TOOLS = ["list_directory", "list_directory_with_sizes", "directory_tree", "search_files"];
@@ -104,19 +106,28 @@ describe("tools offered follow the cap's rights", () => {
   it.each<[Right[], string[]]>([
     [
       ["read", "list"],
-      [...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories"],
+      [...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories", "list_versions"],
     ],
-    [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories"]],
+    [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories", "list_versions"]],
     [["list"], [...LIST_TOOLS, "get_file_info", "list_allowed_directories"]],
-    [["write"], ["write_file", "create_directory", "list_allowed_directories"]],
+    [["write"], ["write_file", "create_directory", "list_allowed_directories", "restore_version"]],
     [
       ["read", "write"],
-      [...READ_TOOLS, "write_file", "edit_file", "create_directory", "get_file_info", "list_allowed_directories"],
+      [
+        ...READ_TOOLS,
+        "write_file",
+        "edit_file",
+        "create_directory",
+        "get_file_info",
+        "list_allowed_directories",
+        "list_versions",
+        "restore_version",
+      ],
     ],
     [["delete"], ["list_allowed_directories", "delete_file"]],
     [
       ["write", "delete"],
-      ["write_file", "create_directory", "move_file", "list_allowed_directories", "delete_file"],
+      ["write_file", "create_directory", "move_file", "list_allowed_directories", "delete_file", "restore_version"],
     ],
     [["subdir"], ["list_allowed_directories", "create_subdir_cap"]],
   ])("rights %j → %j", async (rights, expected) => {
@@ -249,7 +260,13 @@ describe("each tool on a full cap", () => {
       expiresAt: null,
     });
     const child = await connect(minted.url);
-    expect(await toolNames(child)).toEqual([...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories"]);
+    expect(await toolNames(child)).toEqual([
+      ...READ_TOOLS,
+      ...LIST_TOOLS,
+      "get_file_info",
+      "list_allowed_directories",
+      "list_versions",
+    ]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
     expect(await call(child, "read_file", { path: "../top.md" })).toEqual({
       isError: true,

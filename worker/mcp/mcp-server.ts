@@ -15,6 +15,7 @@ import { currentScope, type RequestScope, scopedContext } from "./request-scope.
 import { searchFilesTool } from "./search-tool.ts";
 import { SharedTransport } from "./shared-transport.ts";
 import { listDirectoryWithSizesTool } from "./sized-listing-tool.ts";
+import { listVersionsTool, restoreVersionTool } from "./version-tools.ts";
 
 /**
  * Every tool, in the order clients list them: the official filesystem
@@ -38,6 +39,8 @@ export const CAP_TOOLS: readonly CapTool[] = [
   listAllowedDirectoriesTool,
   deleteFileTool,
   createSubdirCapTool,
+  listVersionsTool,
+  restoreVersionTool,
 ];
 
 // The server never asks the client for schema-checked input (elicitation), so

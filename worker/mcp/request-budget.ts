@@ -1,4 +1,4 @@
-import { failed } from "../../shared/result.ts";
+import { failed, ok, type Result } from "../../shared/result.ts";
 import type { CapFiles } from "./cap-files.ts";
 import { GlobMeter } from "./glob-match.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
@@ -97,4 +97,24 @@ export function budgetedFiles(files: CapFiles, budget: RequestBudget): CapFiles 
       return file;
     },
   };
+}
+
+/**
+ * Charges a listing the tool makes through the cap rather than its files (a
+ * file's versions) as {@link budgetedFiles} charges one: one listing, and
+ * entries counted after with {@link chargeListed}. Answers how many entries
+ * of `limit` the request may still list, or the refusal once it is spent.
+ */
+export function chargeListing(budget: RequestBudget, limit: number): Result<number> {
+  if (budget.listings >= REQUEST_MAX_LISTINGS)
+    return failed(mcpRefusal("listingsSpent", { max: REQUEST_MAX_LISTINGS }));
+  const left = REQUEST_MAX_LISTED - budget.listed - 1;
+  if (left <= 0) return failed(mcpRefusal("listedSpent", { max: REQUEST_MAX_LISTED }));
+  budget.listings += 1;
+  budget.listed += 1;
+  return ok(Math.min(limit, left));
+}
+
+export function chargeListed(budget: RequestBudget, entries: number): void {
+  budget.listed += entries;
 }

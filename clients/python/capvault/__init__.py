@@ -17,6 +17,8 @@ from .client import (
     Entry,
     FileStat,
     FsCap,
+    Version,
+    WatchEvent,
     WriteResult,
     __version__,
 )

@@ -30,6 +30,7 @@ import mimetypes
 import os
 import re
 import stat
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -46,6 +47,8 @@ from typing import (
     Union,
 )
 
+from ._events import MalformedStream, server_events
+
 try:  # Python 3.8+ has TypedDict; keep the import local so the module stays importable everywhere.
     from typing import TypedDict
 except ImportError:  # pragma: no cover
@@ -59,6 +62,8 @@ __all__ = [
     "CapInfo",
     "ChildInfo",
     "WriteResult",
+    "Version",
+    "WatchEvent",
     "RIGHTS",
     "DEFAULT_TIMEOUT",
 ]
@@ -126,6 +131,34 @@ class WriteResult(TypedDict):
     etag: str
     sha256: str
     created: bool
+
+
+class Version(TypedDict):
+    """One version of a file, newest first in :meth:`FsCap.versions`. Never a token, never a path outside the cap."""
+
+    id: str
+    operation: str  # "created", "modified", "deleted" or "moved"
+    at: str  # ISO 8601
+    size: Optional[int]  # the bytes this version holds (for deleted and moved, those taken away)
+    sha256: Optional[str]  # None once redacted
+    actor: str  # the public id of the cap that made it
+    redacted: bool  # True when its bytes are gone
+
+
+class WatchEvent(TypedDict):
+    """One change from :meth:`FsCap.watch`; ``path`` is relative to the watching cap."""
+
+    path: str
+    operation: str
+    size: Optional[int]
+    sha256: Optional[str]
+    actor: str
+    version: str  # pass as ``since`` to resume after this change
+
+
+#: Seconds before reconnecting after a change stream that brought nothing, so a
+#: stream the vault ends at once (a full root ends its oldest) is not a request loop.
+_IDLE_RECONNECT_SECONDS = 1.0
 
 
 class CapError(Exception):
@@ -509,6 +542,127 @@ class FsCap:
         """
         return [entry for entry in self.iter_list(path, page_size=page_size, depth=depth)]
 
+    # ------------------------------------------------------------------ versions
+
+    def versions(
+        self, path: PathArg, cursor: Optional[str] = None, limit: Optional[int] = None
+    ) -> Tuple[List[Version], Optional[str]]:
+        """One page of the file's versions, newest first (needs ``read``): ``(versions, next_cursor)``.
+
+        Works for a deleted file: its newest version is the ``deleted`` one.
+        ``limit`` is 1..100 (server default 100); ``next_cursor`` is None on the last page.
+
+        Example::
+
+            versions, cursor = fs.versions("notes/plan.md")
+            print(versions[0]["operation"], versions[0]["id"])   # deleted 3
+        """
+        query: Dict[str, str] = {"path": _path(path)}
+        if cursor is not None:
+            query["cursor"] = cursor
+        if limit is not None:
+            query["limit"] = str(int(limit))
+        _, _, raw = self._request("GET", "versions", query=query)
+        page = _json_object(raw)
+        versions = page.get("versions")
+        if not isinstance(versions, list):
+            raise CapError("bad_response", "versions answer without a list")
+        next_cursor = page.get("cursor")
+        if next_cursor is not None and not isinstance(next_cursor, str):
+            raise CapError("bad_response", "versions cursor is not a string")
+        return versions, next_cursor or None
+
+    def iter_versions(self, path: PathArg) -> Iterator[Version]:
+        """Every kept version of the file at ``path``, newest first, following the cursor.
+
+        Example::
+
+            old = next(v for v in fs.iter_versions("a.md") if v["operation"] != "deleted" and not v["redacted"])
+        """
+        rel = _path(path)
+        cursor: Optional[str] = None
+        seen_cursors = set()
+        while True:
+            versions, cursor = self.versions(rel, cursor=cursor)
+            yield from versions
+            if cursor is None:
+                return
+            if cursor in seen_cursors:  # a server bug must not become an endless loop
+                raise CapError("bad_response", "versions cursor repeated")
+            seen_cursors.add(cursor)
+
+    def read_version(self, version_id: str) -> bytes:
+        """The bytes of one version (needs ``read``). An id outside this cap raises ``not_found``.
+
+        Example::
+
+            fs.read_version(versions[1]["id"])   # b"v1"
+        """
+        _, _, body = self._request("GET", "versions/" + _quote_param(version_id))
+        return body
+
+    def restore(self, version_id: str) -> Dict[str, Any]:
+        """Write a version's bytes back to its file, as a new version (needs ``write``): ``{size, etag, sha256}``.
+
+        Example::
+
+            fs.restore(deleted["id"])   # the deleted file is back
+        """
+        _, _, raw = self._request("POST", "versions/" + _quote_param(version_id) + "/restore")
+        return _json_object(raw)
+
+    def redact(self, version_id: str) -> None:
+        """Destroy a version's bytes for good (needs ``delete``); its record stays, ``redacted: True``.
+
+        Example::
+
+            fs.redact(leaked["id"])
+        """
+        self._request("POST", "versions/" + _quote_param(version_id) + "/redact", ok=(204,))
+
+    def watch(self, since: Optional[str] = None, timeout: Optional[float] = None) -> Iterator[WatchEvent]:
+        """The changes inside this cap's subtree as they are committed (needs ``read``), as a generator.
+
+        First the changes after version ``since`` (when given), then live ones,
+        reconnecting by itself when the vault ends a stream to be resumed.
+        When the cap is revoked or expires, raises the vault's ``CapError``
+        (``no_such_cap``). ``timeout`` is the seconds to wait for the next
+        event (default: for ever); it then raises ``unavailable``. Close the
+        generator (or leave the ``for`` loop) to stop.
+
+        Example::
+
+            for change in fs.watch(since=last_seen):
+                print(change["version"], change["operation"], change["path"])
+        """
+        last = since
+        while True:
+            response = self._open_stream("watch", {"since": last} if last else None, timeout)
+            delivered = False
+            failure: Optional[CapError] = None
+            try:
+                for event, data in server_events(response):
+                    if event == "resume":
+                        resume_at = str(_json_value(data).get("since"))
+                        delivered = delivered or resume_at != last
+                        last = resume_at
+                    elif event is None:
+                        change = _json_value(data)
+                        last = str(change.get("version"))
+                        delivered = True
+                        yield change  # type: ignore[misc]
+            except MalformedStream as e:
+                failure = CapError("bad_response", str(e))
+            except (OSError, http.client.HTTPException) as e:
+                failure = CapError("unavailable", self._scrub(f"the change stream broke off: {_describe(e)}"))
+            finally:
+                response.close()
+            if failure is not None:  # raised here, so it carries no context that could hold the URL
+                raise failure
+            self.info()  # a revoked or expired cap raises its no_such_cap here
+            if not delivered:
+                time.sleep(_IDLE_RECONNECT_SECONDS)
+
     # ------------------------------------------------------------------ delegation
 
     def subdir(
@@ -670,6 +824,35 @@ class FsCap:
             raise CapError("bad_response", f"unexpected HTTP status {status}", status)
         return status, response_headers, data
 
+    def _open_stream(self, endpoint: str, query: Optional[Mapping[str, str]], timeout: Optional[float]) -> Any:
+        """An open streaming response (the caller closes it); refusals raise as in :meth:`_request`."""
+        url = f"{self._origin}/object/{self._token}/{endpoint}"
+        if query:
+            url += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote, safe="")
+        headers = {"User-Agent": self._user_agent, "Accept": "text/event-stream"}
+        request = urllib.request.Request(url, headers=headers, method="GET")
+        failure: Optional[CapError] = None
+        try:
+            response = self._opener.open(request, timeout=timeout)
+        except urllib.error.HTTPError as e:
+            try:
+                error_body = e.read()
+            except Exception:
+                error_body = b""
+            finally:
+                e.close()
+            failure = self._error_from(e.code, error_body)
+        except urllib.error.URLError as e:
+            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e.reason)}"))
+        except (OSError, http.client.HTTPException) as e:
+            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e)}"))
+        if failure is not None:
+            raise failure
+        if response.status != 200:
+            response.close()
+            raise CapError("bad_response", f"unexpected HTTP status {response.status}", response.status)
+        return response
+
     def _error_from(self, status: int, raw: bytes) -> CapError:
         code: Optional[str] = None
         message: Optional[str] = None
@@ -787,4 +970,14 @@ def _json_object(raw: bytes) -> Dict[str, Any]:
         value = None
     if not isinstance(value, dict):
         raise CapError("bad_response", "the vault answered something that is not a JSON object")
+    return value
+
+
+def _json_value(text: str) -> Dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise CapError("bad_response", "the vault's change stream held something that is not a JSON object")
     return value

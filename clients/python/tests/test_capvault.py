@@ -335,6 +335,48 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertEqual([c["id"] for c in self.fs.children()], ["a", "b"])
         self.assertEqual([r["query"].get("cursor") for r in _Recorder.requests[-2:]], [None, ["c1"]])
 
+    def test_versions_routes_quote_the_id(self) -> None:
+        self.answer(lambda req: (204, {}, b""))
+        self.fs.redact("1/../2")
+        self.assertEqual(_Recorder.requests[-1]["raw_path"], f"/object/{FAKE_TOKEN}/versions/1%2F..%2F2/redact")
+        self.answer(lambda req: _json(200, {"size": 1, "etag": "e", "sha256": "s"}))
+        self.assertEqual(self.fs.restore("7")["size"], 1)
+        self.assertEqual((_Recorder.requests[-1]["method"], _Recorder.requests[-1]["path"]),
+                         ("POST", f"/object/{FAKE_TOKEN}/versions/7/restore"))
+
+    def test_watch_resumes_where_the_vault_says_and_ends_with_its_refusal(self) -> None:
+        def frame(version: str, path: str) -> str:
+            return f"id: {version}\ndata: " + json.dumps({"path": path, "operation": "created", "size": 1,
+                                                          "sha256": None, "actor": "a", "version": version}) + "\n\n"
+
+        streams = {
+            "3": ": watching\n\n" + frame("5", "a.md") + 'event: resume\ndata: {"since":"7"}\n\n',
+            "7": frame("8", "b.md"),
+        }
+        infos = [_json(200, {"id": "x"}), _error(404, "no_such_cap", "no such capability")]
+
+        def respond(req: Dict[str, Any]) -> Tuple[int, Dict[str, str], bytes]:
+            if req["path"].endswith("/watch"):
+                return 200, {"Content-Type": "text/event-stream"}, streams[req["query"]["since"][0]].encode()
+            return infos.pop(0)
+
+        self.answer(respond)
+        seen: List[str] = []
+        with self.assertRaises(CapError) as ctx:
+            for change in self.fs.watch(since="3"):
+                seen.append(change["path"])
+        self.assertEqual(seen, ["a.md", "b.md"])
+        self.assertEqual(ctx.exception.code, "no_such_cap")
+        self.assertNoToken(ctx.exception, self.fs)
+        self.assertEqual([(r["path"].rsplit("/", 1)[-1], r["query"].get("since")) for r in _Recorder.requests],
+                         [("watch", ["3"]), (FAKE_TOKEN, None), ("watch", ["7"]), (FAKE_TOKEN, None)])
+
+    def test_watch_refuses_a_stream_that_is_not_one(self) -> None:
+        self.answer(lambda req: (200, {"Content-Type": "text/event-stream"}, b"data: [1]\n\n"))
+        self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
+        self.answer(lambda req: (200, {"Content-Type": "text/event-stream"}, b"data: " + b"x" * (1024 * 1024 + 10)))
+        self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
+
 
 class OfflineTests(unittest.TestCase, TokenHygiene):
     def test_repr_and_str_hide_the_token(self) -> None:
@@ -662,6 +704,66 @@ class LiveR2Tests(LiveBase):
         self.fs.revoke_child(sibling.minted["id"])
         self.assertRefused("no_such_cap", sibling.info, sibling)
         self.assertEqual(self.fs.children(), [])
+
+    # -- versions and watch ----------------------------------------------------
+
+    def test_versions_restore_redact(self) -> None:
+        t = self.fs
+        t.write("plan.md", "v1")
+        t.write("plan.md", "v22")
+        t.delete("plan.md")
+        versions, cursor = t.versions("plan.md")
+        self.assertIsNone(cursor)
+        self.assertEqual([v["operation"] for v in versions], ["deleted", "modified", "created"])
+        deleted, _, created = versions
+        self.assertEqual((created["size"], created["sha256"]), (2, hashlib.sha256(b"v1").hexdigest()))
+        page, cursor = t.versions("plan.md", limit=2)
+        self.assertEqual((page, cursor), (versions[:2], versions[1]["id"]))
+        self.assertEqual(list(t.iter_versions("plan.md")), versions)
+
+        self.assertEqual(t.read_version(created["id"]), b"v1")
+        self.assertEqual(t.restore(deleted["id"])["size"], 3)
+        self.assertEqual(t.read("plan.md"), b"v22")
+        t.redact(created["id"])
+        self.assertTrue(next(v for v in t.iter_versions("plan.md") if v["id"] == created["id"])["redacted"])
+        self.assertRefused("not_found", lambda: t.read_version(created["id"]), t)
+
+        # Rights and scope: a read-only cap reads history but cannot restore or redact;
+        # a child never reaches a version outside its subtree.
+        ro = t.subdir("", rights=["read"])
+        self.assertEqual(ro.read_version(versions[1]["id"]), b"v22")
+        self.assertRefused("forbidden", lambda: ro.restore(versions[1]["id"]), ro)
+        self.assertRefused("forbidden", lambda: ro.redact(versions[1]["id"]), ro)
+        child = t.subdir("team")
+        for bad in (versions[1]["id"], "999999999", "abc", "../1"):
+            self.assertRefused("not_found", lambda: child.read_version(bad), child, t)
+            self.assertRefused("not_found", lambda: child.restore(bad), child, t)
+        self.assertRefused("path_escapes", lambda: child.versions("../plan.md"), child, t)
+
+    def test_watch_follows_a_subtree_and_ends_on_revocation(self) -> None:
+        t = self.fs
+        t.write("marker.md", "m")
+        since = t.versions("marker.md", limit=1)[0][0]["id"]
+        watcher = t.subdir("w", rights=["read"])
+        t.write("w/a.md", "aa")
+        t.write("outside.md", "not seen")
+        t.write("w/sub/b.md", "b")
+        changes = watcher.watch(since=since)
+        first, second = next(changes), next(changes)
+        self.assertEqual([(c["operation"], c["path"], c["size"]) for c in (first, second)],
+                         [("created", "a.md", 2), ("created", "sub/b.md", 1)])
+        self.assertEqual(first["sha256"], hashlib.sha256(b"aa").hexdigest())
+        # Live: the stream is open while the generator waits at its last yield.
+        t.delete("w/a.md")
+        third = next(changes)
+        self.assertEqual((third["operation"], third["path"]), ("deleted", "a.md"))
+        self.assertLess(int(first["version"]), int(second["version"]))
+        self.assertLess(int(second["version"]), int(third["version"]))
+        watcher.revoke()
+        self.assertRefused("no_such_cap", lambda: next(changes), watcher)
+        self.assertRefused("no_such_cap", lambda: next(watcher.watch()), watcher)
+        ro = t.subdir("", rights=["write"])
+        self.assertRefused("forbidden", lambda: next(ro.watch()), ro)
 
     def test_no_exception_or_repr_contains_a_token(self) -> None:
         fs = self.fs

@@ -1,0 +1,44 @@
+import type { Version, WatchEvent } from "../clients/typescript/index.ts";
+import { formatBytes, formatTime } from "./human-format.ts";
+import { terminalSafe as safe } from "./terminal-safe.ts";
+
+/** Hex digits of a SHA-256 shown in tables: enough to tell versions apart. */
+const SHA_SHORT = 12;
+
+/**
+ * Human output of versions and changes. Ids, actors and hashes come from the
+ * vault and go through terminalSafe like names do: a hostile vault (or proxy)
+ * must not drive the terminal through them either.
+ */
+export function formatVersions(path: string, versions: Version[]): string {
+  if (versions.length === 0) return `no versions of ${safe(path)}\n`;
+  const rows = versions.map((v) => [
+    safe(v.id),
+    safe(v.operation),
+    formatTime(v.at),
+    v.size === null ? "-" : formatBytes(v.size),
+    v.sha256 === null ? "-" : safe(v.sha256.slice(0, SHA_SHORT)),
+    safe(v.actor),
+    v.redacted ? "redacted" : "",
+  ]);
+  return table([["ID", "OPERATION", "WHEN", "SIZE", "SHA256", "ACTOR", ""], ...rows]);
+}
+
+/** One line per change, as `watch` prints it: version, operation, path, size. */
+export function formatChange(change: WatchEvent): string {
+  const size = change.size === null ? "" : ` (${formatBytes(change.size)})`;
+  return `${safe(change.version)} ${safe(change.operation)} ${safe(change.path)}${size}\n`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
+  return rows
+    .map(
+      (row) =>
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join("  ")
+          .trimEnd()}\n`,
+    )
+    .join("");
+}
