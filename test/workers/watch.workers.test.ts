@@ -269,6 +269,74 @@ describe("a root holding its most watchers", () => {
   });
 });
 
+describe("WebSocket watchers at the root's limit", () => {
+  it("take places among the streams: with a socket open, 256 streams end the oldest", async () => {
+    const prefix = `watch/mixed/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const ws = await socket(root);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+    for (let i = 0; i < 255; i++) {
+      const opened = await journal.watch("", null);
+      if (!opened.ok) throw new Error(`watcher ${i}`);
+      const reader = opened.value.getReader();
+      await reader.read();
+      readers.push(reader);
+    }
+    // The socket and 255 streams fill the root: one more ends the oldest stream, not the socket.
+    const last = await journal.watch("", null);
+    expect(last.ok).toBe(true);
+    const ended = new TextDecoder().decode((await readers[0]!.read()).value);
+    expect(ended).toBe('event: resume\ndata: {"since":"0"}\n\n');
+    expect((await readers[0]!.read()).done).toBe(true);
+    await root.write("a.txt", "a");
+    expect(await ws.event()).toMatchObject({ path: "a.txt" });
+    ws.ws.close();
+    for (const reader of readers.slice(1)) await reader.cancel();
+    if (last.ok) await last.value.cancel();
+  });
+
+  it("end the oldest socket when the root holds 256 of them, to resume", async () => {
+    const root = cap((await mintRoot(`watch/sockets/${++counter}/`)).token);
+    const sockets = [];
+    for (let i = 0; i < 256; i++) sockets.push(await socket(root));
+    await root.write("a.txt", "a");
+    for (const s of sockets) expect(await s.event()).toMatchObject({ path: "a.txt", version: "1" });
+    const newer = await socket(root);
+    expect(await sockets[0]!.next()).toEqual({ data: { resume: { since: "1" } } });
+    expect(await sockets[0]!.next()).toEqual({ closed: 1000 });
+    await root.write("b.txt", "b");
+    expect(await newer.event()).toMatchObject({ path: "b.txt" });
+    expect(await sockets[1]!.event()).toMatchObject({ path: "b.txt" });
+    for (const s of [newer, ...sockets.slice(1)]) s.ws.close();
+  });
+});
+
+describe("a WebSocket watcher's cap expiring", () => {
+  it("closes the socket, and the journal never sends to a socket whose cap's time is up", async () => {
+    const prefix = `watch/expiry/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const brief = await child(root, { path: "", ttlSeconds: 1 });
+    const ws = await socket(brief);
+    // Closed by the cap's own expiry (its alarm): waits on the socket, not on a clock.
+    expect(await ws.next()).toEqual({ closed: 1000 });
+    // As after hibernation, with no cap object telling it: the attachment's expiry is checked before sending.
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const watcher = { scope: "", capId: "expired", expiresAt: Date.now() - 1, since: null };
+    const res = await journal.fetch("https://journal.internal/watch", {
+      headers: { Upgrade: "websocket", "capvault-watcher": JSON.stringify(watcher) },
+    });
+    const stale = res.webSocket!;
+    stale.accept();
+    const first = new Promise<unknown>((resolve) => {
+      stale.addEventListener("message", (e) => resolve(e.data));
+      stale.addEventListener("close", (e) => resolve(e.code));
+    });
+    await root.write("a.txt", "a");
+    expect(await first).toBe(1000);
+  });
+});
+
 describe("a watcher's queue", () => {
   it("is bounded in bytes: a backlog of long paths ends early with where to resume", async () => {
     const root = cap((await mintRoot(`watch/bytes/${++counter}/`)).token);
@@ -292,5 +360,20 @@ describe("a watcher's queue", () => {
     const rest = await watch(root, seen.at(-1)!.version);
     expect(((await rest.next())!.data as Event).version).toBe(String(Number(seen.at(-1)!.version) + 1));
     await rest.cancel();
+
+    // A socket's unread bytes cannot be seen: a connection is sent at most as much, then told where to resume.
+    const ws = await socket(root, "0");
+    const got: Event[] = [];
+    let next = await ws.next();
+    while ("data" in next && !(next.data as { resume?: unknown }).resume) {
+      got.push(next.data as Event);
+      next = await ws.next();
+    }
+    expect(got.length).toBeLessThan(130);
+    expect(next).toEqual({ data: { resume: { since: got.at(-1)!.version } } });
+    expect(await ws.next()).toEqual({ closed: 1000 });
+    const more = await socket(root, got.at(-1)!.version);
+    expect((await more.event()).version).toBe(String(Number(got.at(-1)!.version) + 1));
+    more.ws.close();
   });
 });
