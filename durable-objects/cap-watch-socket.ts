@@ -5,7 +5,7 @@ import type { CapEnv } from "./cap-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { parseSince } from "./cap-versions.ts";
 import { rootJournalStub } from "./object-stubs.ts";
-import type { SocketRequest } from "./watch-sockets.ts";
+import type { SocketRequest } from "./watch-socket-request.ts";
 
 /**
  * Kept by a cap that granted a WebSocket watcher: which journal holds its

@@ -7,7 +7,8 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
 import { inScope, WatchFeed } from "./watch-feed.ts";
-import { readSocketRequest, WatchSockets } from "./watch-sockets.ts";
+import { readSocketRequest } from "./watch-socket-request.ts";
+import { WatchSockets } from "./watch-sockets.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Work per alarm run, so one run stays bounded however much history expired at once. */
@@ -49,9 +50,7 @@ export class RootJournal extends DurableObject<CapEnv> {
         this.journal.setSetting("keepDays", retention.keepDays);
         return this.journal.record(change, actor, Date.now(), retention.keepVersions);
       });
-      const rows = this.journal.after(before, 4);
-      this.feed.publish(rows);
-      this.sockets.publish(rows);
+      this.publish(this.journal.after(before, 4));
       await this.schedule();
       return ok(String(id));
     } catch {
@@ -156,6 +155,12 @@ export class RootJournal extends DurableObject<CapEnv> {
 
   override webSocketError(ws: WebSocket): void {
     this.sockets.closed(ws);
+  }
+
+  /** A commit's rows, to every watcher of either kind whose scope holds them. */
+  private publish(rows: VersionRow[]): void {
+    this.feed.publish(rows);
+    this.sockets.publish(rows);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { rootJournalStub } from "../durable-objects/object-stubs.ts";
-import { WATCHER_HEADER } from "../durable-objects/watch-sockets.ts";
+import { WATCHER_HEADER } from "../durable-objects/watch-socket-request.ts";
 import { refusal } from "../shared/refusals.ts";
 import type { CapStub } from "./cap-stub.ts";
 import type { Env } from "./env.ts";

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 // The live change feed: server-sent events from the root's journal, scoped
@@ -51,7 +52,10 @@ type Received = { data: unknown } | { closed: number };
 
 /** Opens a WebSocket watcher and reads it message by message: waits on the socket, never on a clock. */
 async function socket(c: { token: string }, since = "") {
-  const res = await watchUpgrade(c.token, since);
+  return reading(await watchUpgrade(c.token, since));
+}
+
+function reading(res: Response) {
   expect(res.status).toBe(101);
   const ws = res.webSocket!;
   ws.accept();
@@ -78,6 +82,18 @@ async function socket(c: { token: string }, since = "") {
       return (next as { data: Event }).data;
     },
   };
+}
+
+/** A socket straight from a root's journal, as the worker asks for one once a cap admitted it. */
+async function journalSocket(
+  prefix: string,
+  watcher: { scope: string; expiresAt: number | null; since: number | null },
+) {
+  const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+  const res = await journal.fetch("https://journal.internal/watch", {
+    headers: { Upgrade: "websocket", "capvault-watcher": JSON.stringify({ capId: "test", ...watcher }) },
+  });
+  return reading(res);
 }
 
 function watchUpgrade(token: string, since = ""): Promise<Response> {
@@ -297,9 +313,11 @@ describe("WebSocket watchers at the root's limit", () => {
   });
 
   it("end the oldest socket when the root holds 256 of them, to resume", async () => {
-    const root = cap((await mintRoot(`watch/sockets/${++counter}/`)).token);
+    const prefix = `watch/sockets/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
     const sockets = [];
-    for (let i = 0; i < 256; i++) sockets.push(await socket(root));
+    for (let i = 0; i < 256; i++)
+      sockets.push(await journalSocket(prefix, { scope: "", expiresAt: null, since: null }));
     await root.write("a.txt", "a");
     for (const s of sockets) expect(await s.event()).toMatchObject({ path: "a.txt", version: "1" });
     const newer = await socket(root);
@@ -321,19 +339,37 @@ describe("a WebSocket watcher's cap expiring", () => {
     // Closed by the cap's own expiry (its alarm): waits on the socket, not on a clock.
     expect(await ws.next()).toEqual({ closed: 1000 });
     // As after hibernation, with no cap object telling it: the attachment's expiry is checked before sending.
-    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
-    const watcher = { scope: "", capId: "expired", expiresAt: Date.now() - 1, since: null };
-    const res = await journal.fetch("https://journal.internal/watch", {
-      headers: { Upgrade: "websocket", "capvault-watcher": JSON.stringify(watcher) },
-    });
-    const stale = res.webSocket!;
-    stale.accept();
-    const first = new Promise<unknown>((resolve) => {
-      stale.addEventListener("message", (e) => resolve(e.data));
-      stale.addEventListener("close", (e) => resolve(e.code));
-    });
+    const stale = await journalSocket(prefix, { scope: "", expiresAt: Date.now() - 1, since: null });
     await root.write("a.txt", "a");
-    expect(await first).toBe(1000);
+    expect(await stale.next()).toEqual({ closed: 1000 });
+  });
+});
+
+describe("a WebSocket watcher's connection", () => {
+  it("is sent at most 128 KiB of events (a socket's unread bytes cannot be seen), then told where to resume", async () => {
+    const prefix = `watch/socket-bytes/${++counter}/`;
+    await mintRoot(prefix);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    // About 1 KiB an event, committed straight to the journal (as a cap reports a delete): 130 are more than 128 KiB.
+    const long = Array.from({ length: 4 }, (_, i) => String(i).repeat(239)).join("/");
+    for (let i = 0; i < 130; i++) {
+      const committed = await journal.commit("r2", { op: "delete", path: `${long}${i}` }, "actor", DEFAULT_RETENTION);
+      expect(committed.ok).toBe(true);
+    }
+    const ws = await journalSocket(prefix, { scope: "", expiresAt: null, since: 0 });
+    const got: Event[] = [];
+    let next = await ws.next();
+    while ("data" in next && !(next.data as { resume?: unknown }).resume) {
+      got.push(next.data as Event);
+      next = await ws.next();
+    }
+    expect(got.length).toBeGreaterThan(100);
+    expect(got.length).toBeLessThan(130);
+    expect(next).toEqual({ data: { resume: { since: got.at(-1)!.version } } });
+    expect(await ws.next()).toEqual({ closed: 1000 });
+    const more = await journalSocket(prefix, { scope: "", expiresAt: null, since: Number(got.at(-1)!.version) });
+    expect((await more.event()).version).toBe(String(Number(got.at(-1)!.version) + 1));
+    more.ws.close();
   });
 });
 
@@ -360,20 +396,5 @@ describe("a watcher's queue", () => {
     const rest = await watch(root, seen.at(-1)!.version);
     expect(((await rest.next())!.data as Event).version).toBe(String(Number(seen.at(-1)!.version) + 1));
     await rest.cancel();
-
-    // A socket's unread bytes cannot be seen: a connection is sent at most as much, then told where to resume.
-    const ws = await socket(root, "0");
-    const got: Event[] = [];
-    let next = await ws.next();
-    while ("data" in next && !(next.data as { resume?: unknown }).resume) {
-      got.push(next.data as Event);
-      next = await ws.next();
-    }
-    expect(got.length).toBeLessThan(130);
-    expect(next).toEqual({ data: { resume: { since: got.at(-1)!.version } } });
-    expect(await ws.next()).toEqual({ closed: 1000 });
-    const more = await socket(root, got.at(-1)!.version);
-    expect((await more.event()).version).toBe(String(Number(got.at(-1)!.version) + 1));
-    more.ws.close();
   });
 });
