@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
@@ -327,6 +327,33 @@ describe("WebSocket watchers at the root's limit", () => {
     expect(await newer.event()).toMatchObject({ path: "b.txt" });
     expect(await sockets[1]!.event()).toMatchObject({ path: "b.txt" });
     for (const s of [newer, ...sockets.slice(1)]) s.ws.close();
+  });
+});
+
+describe("what a WebSocket watcher leaves in the journal", () => {
+  it("is the cap's public id, scope and expiry: never its token", async () => {
+    const prefix = `watch/kept/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const kid = await child(root, { path: "sub", ttlSeconds: 3600 });
+    const ws = await socket(kid);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const kept = await runInDurableObject(journal, (_instance, state) =>
+      state.getWebSockets().map((s) => ({ tags: state.getTags(s), attachment: s.deserializeAttachment() })),
+    );
+    expect(kept).toEqual([
+      {
+        tags: [`cap:${kid.minted.id}`],
+        attachment: {
+          scope: "sub/",
+          capId: kid.minted.id,
+          expiresAt: Date.parse(kid.minted.expiresAt!),
+          opened: expect.any(Number),
+          sent: 0,
+        },
+      },
+    ]);
+    expect(JSON.stringify(kept)).not.toContain(kid.token);
+    ws.ws.close();
   });
 });
 
