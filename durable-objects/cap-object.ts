@@ -36,6 +36,7 @@ import {
   versionPageRequest,
   watchThrough,
 } from "./cap-versions.ts";
+import { closeWatchSockets, grantWatchSocket, type WatchSocketGrant } from "./cap-watch-socket.ts";
 import { addChild, CHILD, CHILD_COUNT, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
@@ -452,6 +453,13 @@ export class CapObject extends DurableObject<CapEnv> {
     return ok(opened.value.stream);
   }
 
+  /** A WebSocket watcher of this cap's subtree, for the worker to hand to the root's journal (cap-watch-socket.ts). */
+  async watchSocket(rawSince: string | null): Promise<Result<WatchSocketGrant>> {
+    const access = await this.authorize({ rights: ["read"] });
+    if (!access.ok) return access;
+    return grantWatchSocket(this.env, this.ctx.storage, access.value.cap, rawSince);
+  }
+
   async redactVersion(rawId: string): Promise<Result<null>> {
     return this.audited("redact", rawId, true, async () => {
       const access = await this.authorize({ rights: ["delete"] });
@@ -654,7 +662,7 @@ export class CapObject extends DurableObject<CapEnv> {
     const stopping = [...this.running];
     for (const close of [...this.watches]) close();
     for (const op of stopping) op.abort.abort();
-    await Promise.all(stopping.map((op) => op.settled));
+    await Promise.all([...stopping.map((op) => op.settled), closeWatchSockets(this.env, this.ctx.storage)]);
   }
 
   private async audited<T>(

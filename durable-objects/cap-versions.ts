@@ -129,16 +129,12 @@ export async function watchThrough(
   rawSince: string | null,
   open: Set<() => void>,
 ): Promise<Result<{ stream: ReadableStream<Uint8Array>; close: () => void }>> {
-  let since: number | null = null;
-  if (rawSince !== null && rawSince !== "") {
-    if (!/^(0|[1-9][0-9]{0,15})$/.test(rawSince) || !Number.isSafeInteger(Number(rawSince)))
-      return refuse("sinceInvalid");
-    since = Number(rawSince);
-  }
+  const since = parseSince(rawSince);
+  if (!since.ok) return since;
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
-  const feed = await journal.watch(scope, since).catch(() => refuse("unavailable"));
+  const feed = await journal.watch(scope, since.value).catch(() => refuse("unavailable"));
   if (!feed.ok) return feed;
   let controller!: TransformStreamDefaultController<Uint8Array>;
   const guard = new TransformStream<Uint8Array, Uint8Array>({
@@ -163,6 +159,14 @@ export async function watchThrough(
     .catch(() => undefined)
     .finally(close);
   return ok({ stream: guard.readable, close });
+}
+
+/** A watcher's `since`: a version id, or nothing (`null` or empty) for live changes only. */
+export function parseSince(rawSince: string | null): Result<number | null> {
+  if (rawSince === null || rawSince === "") return ok(null);
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(rawSince) || !Number.isSafeInteger(Number(rawSince)))
+    return refuse("sinceInvalid");
+  return ok(Number(rawSince));
 }
 
 /** What a restore answers: the write it made, as `PUT /file` reports it. */

@@ -7,6 +7,8 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
 import { inScope, WatchFeed } from "./watch-feed.ts";
+import { readSocketRequest } from "./watch-socket-request.ts";
+import { WatchSockets } from "./watch-sockets.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 /** Work per alarm run, so one run stays bounded however much history expired at once. */
@@ -37,6 +39,7 @@ export interface ScopedVersion {
 export class RootJournal extends DurableObject<CapEnv> {
   private readonly journal = new VersionJournal(this.ctx.storage.sql);
   private readonly feed = new WatchFeed();
+  private readonly sockets = new WatchSockets(this.ctx);
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
     try {
@@ -47,7 +50,7 @@ export class RootJournal extends DurableObject<CapEnv> {
         this.journal.setSetting("keepDays", retention.keepDays);
         return this.journal.record(change, actor, Date.now(), retention.keepVersions);
       });
-      this.feed.publish(this.journal.after(before, 4));
+      this.publish(this.journal.after(before, 4));
       await this.schedule();
       return ok(String(id));
     } catch {
@@ -106,14 +109,75 @@ export class RootJournal extends DurableObject<CapEnv> {
    */
   async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
     try {
-      this.feed.makeRoom(this.journal.newestId());
-      const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
-      const backlog = scanned.filter((row) => inScope(scope, row.path));
-      const cut = scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null;
+      this.makeRoom();
+      const { backlog, cut } = this.backlog(scope, since);
       return ok(this.feed.open(scope, backlog, cut));
     } catch {
       return refuse("unavailable");
     }
+  }
+
+  /**
+   * The WebSocket form of {@link watch}: the worker forwards the upgrade with
+   * the watcher the cap's object granted (worker/watch-socket.ts). The socket
+   * is accepted for hibernation, its backlog sent, then live events.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const asked = readSocketRequest(request);
+    if (!asked) return new Response(null, { status: 400 });
+    try {
+      // Nothing awaited from the scan to the accept: no commit can fall between backlog and live.
+      this.makeRoom();
+      const { backlog, cut } = this.backlog(asked.scope, asked.since);
+      return this.sockets.accept(asked, backlog, cut);
+    } catch {
+      return new Response(null, { status: 503 });
+    }
+  }
+
+  /** Closes the WebSocket watchers of one cap: its object asks when the cap is revoked or expires. */
+  async closeWatchers(capId: string): Promise<Result<null>> {
+    try {
+      this.sockets.closeCap(capId);
+      return ok(null);
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  override webSocketMessage(ws: WebSocket): void {
+    this.sockets.refuseMessage(ws);
+  }
+
+  override webSocketClose(ws: WebSocket): void {
+    this.sockets.closed(ws);
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    this.sockets.closed(ws);
+  }
+
+  /** A commit's rows, to every watcher of either kind whose scope holds them. */
+  private publish(rows: VersionRow[]): void {
+    this.feed.publish(rows);
+    this.sockets.publish(rows);
+  }
+
+  /**
+   * One more watcher of either kind: at the most a root holds (watch-feed.ts), the oldest SSE
+   * stream ends (a stream its reader dropped is never seen here, while a
+   * dropped socket is), else the oldest socket; each is told to resume.
+   */
+  private makeRoom(): void {
+    const newest = this.journal.newestId();
+    if (!this.feed.makeRoom(newest, this.sockets.count())) this.sockets.endOldest(newest);
+  }
+
+  /** The changes inside `scope` after `since`, at most {@link BACKLOG_SCAN} looked at; `cut` if more may follow. */
+  private backlog(scope: string, since: number | null): { backlog: VersionRow[]; cut: number | null } {
+    const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
+    const backlog = scanned.filter((row) => inScope(scope, row.path));
+    return { backlog, cut: scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null };
   }
 
   async keptBytes(): Promise<number> {

@@ -10,7 +10,7 @@ export type { WatchEvent };
  * a path may be 1 KiB, and a stream whose reader is gone is never drained,
  * so this times {@link MAX_WATCHERS} is what dropped streams can hold.
  */
-const MAX_QUEUED_BYTES = 128 * 1024;
+export const MAX_QUEUED_BYTES = 128 * 1024;
 /**
  * Watchers one journal holds at once: each commit's work is bounded by them.
  * A new one beyond makes room by ending the oldest (which resumes), rather
@@ -32,12 +32,14 @@ export class WatchFeed {
   private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
 
   /**
-   * Ends the oldest watcher if the journal holds {@link MAX_WATCHERS}. It was
-   * sent every event up to `newest`, so its stream ends telling it to resume
-   * after that, as a cut backlog does.
+   * Ends the oldest watcher if the journal holds {@link MAX_WATCHERS}, these
+   * and `others` (its WebSocket watchers) together. It was sent every event
+   * up to `newest`, so its stream ends telling it to resume after that, as a
+   * cut backlog does. False when room is needed and this holds no stream.
    */
-  makeRoom(newest: number): void {
-    if (this.watchers.size < MAX_WATCHERS) return;
+  makeRoom(newest: number, others = 0): boolean {
+    if (this.watchers.size + others < MAX_WATCHERS) return true;
+    if (this.watchers.size === 0) return false;
     const oldest = this.watchers.values().next().value!;
     this.watchers.delete(oldest);
     try {
@@ -46,6 +48,7 @@ export class WatchFeed {
     } catch {
       // Its stream had ended already.
     }
+    return true;
   }
 
   /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
@@ -103,10 +106,20 @@ export function inScope(scope: string, path: string): boolean {
 }
 
 function resumeFrame(after: number): Uint8Array {
-  return encoder.encode(`event: resume\ndata: ${JSON.stringify({ since: String(after) })}\n\n`);
+  return encoder.encode(`event: resume\ndata: ${resumeData(after)}\n\n`);
 }
 
 function frame(scope: string, row: VersionRow): Uint8Array {
+  return encoder.encode(`id: ${row.id}\ndata: ${eventJson(scope, row)}\n\n`);
+}
+
+/** The `resume` signal's payload: where a cut-off watcher goes on from. */
+export function resumeData(after: number): string {
+  return JSON.stringify({ since: String(after) });
+}
+
+/** The one serializer of a change, for both kinds of watcher: `row` as seen from `scope`. */
+export function eventJson(scope: string, row: VersionRow): string {
   const event: WatchEvent = {
     path: row.path.slice(scope.length),
     operation: row.op,
@@ -115,5 +128,5 @@ function frame(scope: string, row: VersionRow): Uint8Array {
     actor: row.actor,
     version: String(row.id),
   };
-  return encoder.encode(`id: ${row.id}\ndata: ${JSON.stringify(event)}\n\n`);
+  return JSON.stringify(event);
 }

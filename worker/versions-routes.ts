@@ -5,6 +5,7 @@ import { type AppEnv, type CapStub, capStub, problemFor } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readQuery } from "./query-params.ts";
 import { declaredLength } from "./settle-unread-body.ts";
+import { watchSocket } from "./watch-socket.ts";
 
 /**
  * Version history under `/object/<token>/versions`: a file's versions, one
@@ -76,14 +77,17 @@ versionsRoutes.post(
  * `GET /watch?since=<versionId>`: server-sent events, one per change inside
  * the cap's subtree (`{ path, operation, size, sha256, actor, version }`),
  * after `since` (or `Last-Event-ID`) first, then live; closed when the cap is
- * revoked or expires. An `event: resume` names where to reconnect from.
+ * revoked or expires. An `event: resume` names where to reconnect from. With
+ * `Upgrade: websocket`, the same events as WebSocket messages (watch-socket.ts).
  */
 versionsRoutes.get(
   "/:token/watch",
   withCap(async (cap, c) => {
     const q = readQuery(c.req.url, ["since"]);
     if (!q.ok) return errorResponse(await problemFor(cap, q.error));
-    const feed = await cap.watch(q.value.since ?? c.req.header("last-event-id") ?? null);
+    const since = q.value.since ?? c.req.header("last-event-id") ?? null;
+    if (c.req.header("upgrade")?.toLowerCase() === "websocket") return watchSocket(c.env, cap, since);
+    const feed = await cap.watch(since);
     if (!feed.ok) return errorResponse(feed.error);
     return new Response(feed.value, {
       headers: {

@@ -1,5 +1,6 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 // The live change feed: server-sent events from the root's journal, scoped
@@ -44,6 +45,59 @@ async function watch(c: Cap, since = "") {
     },
     cancel: () => reader.cancel(),
   };
+}
+
+/** What a WebSocket watcher receives: a message (parsed JSON), or its close code, in order. */
+type Received = { data: unknown } | { closed: number };
+
+/** Opens a WebSocket watcher and reads it message by message: waits on the socket, never on a clock. */
+async function socket(c: { token: string }, since = "") {
+  return reading(await watchUpgrade(c.token, since));
+}
+
+function reading(res: Response) {
+  expect(res.status).toBe(101);
+  const ws = res.webSocket!;
+  ws.accept();
+  const queue: Received[] = [];
+  let wake = () => {};
+  ws.addEventListener("message", (e) => {
+    queue.push({ data: JSON.parse(e.data as string) });
+    wake();
+  });
+  ws.addEventListener("close", (e) => {
+    queue.push({ closed: e.code });
+    wake();
+  });
+  return {
+    ws,
+    async next(): Promise<Received> {
+      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      return queue.shift()!;
+    },
+    /** The next message's data, failing if the socket closed instead. */
+    async event(): Promise<Event> {
+      const next = await this.next();
+      expect(next).toHaveProperty("data");
+      return (next as { data: Event }).data;
+    },
+  };
+}
+
+/** A socket straight from a root's journal, as the worker asks for one once a cap admitted it. */
+async function journalSocket(
+  prefix: string,
+  watcher: { scope: string; expiresAt: number | null; since: number | null },
+) {
+  const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+  const res = await journal.fetch("https://journal.internal/watch", {
+    headers: { Upgrade: "websocket", "capvault-watcher": JSON.stringify({ capId: "test", ...watcher }) },
+  });
+  return reading(res);
+}
+
+function watchUpgrade(token: string, since = ""): Promise<Response> {
+  return call("GET", `/object/${token}/watch${since ? `?since=${since}` : ""}`, { headers: { Upgrade: "websocket" } });
 }
 
 describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
@@ -97,6 +151,113 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   });
 });
 
+describe.each(["r2", "disk"] as const)("%s backend, over a WebSocket", (backend) => {
+  const fresh = async () => {
+    const minted = await mintRoot(`watch/ws/${backend}/${++counter}/`, { backend });
+    return { root: cap(minted.token), id: minted.id };
+  };
+
+  it("a change through one cap reaches a watcher on another cap of the same subtree, as SSE sends it; a sibling sees nothing", async () => {
+    const { root } = await fresh();
+    const writer = await child(root, { path: "team" });
+    const watcher = await child(root, { path: "team" });
+    const sibling = await child(root, { path: "other" });
+    const ws = await socket(watcher);
+    const sse = await watch(watcher);
+    const away = await socket(sibling);
+    await writer.write("x.txt", "hello");
+    const event = await ws.event();
+    expect(event).toMatchObject({ path: "x.txt", operation: "created", size: 5, actor: writer.minted.id });
+    // One serializer for both feeds: the same JSON, field for field.
+    expect(event).toEqual((await sse.next())!.data);
+    await sse.cancel();
+    await root.write("other/marker.txt", "m");
+    // The first thing the sibling hears is its own subtree's change: team/x.txt never reached it.
+    expect(await away.event()).toMatchObject({ path: "marker.txt", operation: "created" });
+    ws.ws.close();
+    away.ws.close();
+  });
+
+  it("revoking a cap closes its sockets, and revoking an ancestor closes its descendants'", async () => {
+    const { root } = await fresh();
+    const mid = await child(root, { path: "m" });
+    const leaf = await child(mid, { path: "n" });
+    const other = await child(root, { path: "m" });
+    const leafSocket = await socket(leaf);
+    const midSocket = await socket(mid);
+    const otherSocket = await socket(other);
+    const rootSocket = await socket(root);
+    expect((await mid.revoke()).status).toBe(204);
+    expect(await midSocket.next()).toEqual({ closed: 1000 });
+    expect(await leafSocket.next()).toEqual({ closed: 1000 });
+    // Watchers of caps still alive go on.
+    await root.write("m/n/after.txt", "a");
+    expect(await otherSocket.event()).toMatchObject({ path: "n/after.txt" });
+    expect(await rootSocket.event()).toMatchObject({ path: "m/n/after.txt" });
+    // Revoked by its parent (the cascade's own path, not the holder's DELETE).
+    const kid = await child(other, { path: "" });
+    const kidSocket = await socket(kid);
+    expect((await other.revokeChild(kid.minted.id)).status).toBe(204);
+    expect(await kidSocket.next()).toEqual({ closed: 1000 });
+    await root.write("m/later.txt", "l");
+    expect(await otherSocket.event()).toMatchObject({ path: "later.txt" });
+    otherSocket.ws.close();
+    rootSocket.ws.close();
+  });
+
+  it("resumes after a version id, missing nothing across a reconnect", async () => {
+    const { root } = await fresh();
+    await root.write("one.txt", "1");
+    await root.write("two.txt", "22");
+    const res = await call("GET", `/object/${root.token}/versions?path=one.txt`);
+    const [one] = ((await res.json()) as { versions: { id: string }[] }).versions;
+    const kid = await child(root, { path: "" });
+    const first = await socket(kid, one!.id);
+    expect((await first.event()).path).toBe("two.txt");
+    await root.write("three.txt", "333");
+    const three = await first.event();
+    expect(three.path).toBe("three.txt");
+    first.ws.close();
+    // Changes while disconnected come first on the next connection, then live ones.
+    await root.write("four.txt", "4");
+    await root.remove("one.txt");
+    const again = await socket(kid, three.version);
+    await root.write("five.txt", "5");
+    const seen = [await again.event(), await again.event(), await again.event()];
+    expect(seen.map((e) => [e.path, e.operation])).toEqual([
+      ["four.txt", "created"],
+      ["one.txt", "deleted"],
+      ["five.txt", "created"],
+    ]);
+    again.ws.close();
+  });
+
+  it("answers a forged or revoked token with the same no_such_cap as every route, and no socket", async () => {
+    const { root } = await fresh();
+    const kid = await child(root, { path: "" });
+    expect((await kid.revoke()).status).toBe(204);
+    const forged = `${root.token.slice(0, -2)}${root.token.endsWith("AA") ? "BB" : "AA"}`;
+    const expected = await (await call("GET", `/object/${kid.token}`)).text();
+    for (const token of [kid.token, forged]) {
+      const res = await watchUpgrade(token);
+      expect(res.status).toBe(404);
+      expect(res.webSocket).toBeNull();
+      expect(await res.text()).toBe(expected);
+    }
+  });
+
+  it("needs read and a valid since, refused as plain answers; a client that speaks is closed", async () => {
+    const { root } = await fresh();
+    const lister = await child(root, { path: "", rights: ["list"] });
+    expect(await errorCode(await watchUpgrade(lister.token))).toBe("forbidden");
+    expect(await errorCode(await watchUpgrade(root.token, "x"))).toBe("bad_request");
+    const chatty = await socket(root);
+    chatty.ws.send("hello");
+    // One-way: a message from the client ends its socket rather than waking the journal for nothing.
+    expect(await chatty.next()).toEqual({ closed: 1008 });
+  });
+});
+
 describe("a root holding its most watchers", () => {
   it("ends the oldest stream (to resume) for a new one, so streams dropped by their readers never shut watchers out", async () => {
     const prefix = `watch/full/${++counter}/`;
@@ -121,6 +282,121 @@ describe("a root holding its most watchers", () => {
     await root.write("b.txt", "b");
     expect(((await again.next())!.data as Event).path).toBe("b.txt");
     await again.cancel();
+  });
+});
+
+describe("WebSocket watchers at the root's limit", () => {
+  it("take places among the streams: with a socket open, 256 streams end the oldest", async () => {
+    const prefix = `watch/mixed/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const ws = await socket(root);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+    for (let i = 0; i < 255; i++) {
+      const opened = await journal.watch("", null);
+      if (!opened.ok) throw new Error(`watcher ${i}`);
+      const reader = opened.value.getReader();
+      await reader.read();
+      readers.push(reader);
+    }
+    // The socket and 255 streams fill the root: one more ends the oldest stream, not the socket.
+    const last = await journal.watch("", null);
+    expect(last.ok).toBe(true);
+    const ended = new TextDecoder().decode((await readers[0]!.read()).value);
+    expect(ended).toBe('event: resume\ndata: {"since":"0"}\n\n');
+    expect((await readers[0]!.read()).done).toBe(true);
+    await root.write("a.txt", "a");
+    expect(await ws.event()).toMatchObject({ path: "a.txt" });
+    ws.ws.close();
+    for (const reader of readers.slice(1)) await reader.cancel();
+    if (last.ok) await last.value.cancel();
+  });
+
+  it("end the oldest socket when the root holds 256 of them, to resume", async () => {
+    const prefix = `watch/sockets/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const sockets = [];
+    for (let i = 0; i < 256; i++)
+      sockets.push(await journalSocket(prefix, { scope: "", expiresAt: null, since: null }));
+    await root.write("a.txt", "a");
+    for (const s of sockets) expect(await s.event()).toMatchObject({ path: "a.txt", version: "1" });
+    const newer = await socket(root);
+    expect(await sockets[0]!.next()).toEqual({ data: { resume: { since: "1" } } });
+    expect(await sockets[0]!.next()).toEqual({ closed: 1000 });
+    await root.write("b.txt", "b");
+    expect(await newer.event()).toMatchObject({ path: "b.txt" });
+    expect(await sockets[1]!.event()).toMatchObject({ path: "b.txt" });
+    for (const s of [newer, ...sockets.slice(1)]) s.ws.close();
+  });
+});
+
+describe("what a WebSocket watcher leaves in the journal", () => {
+  it("is the cap's public id, scope and expiry: never its token", async () => {
+    const prefix = `watch/kept/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const kid = await child(root, { path: "sub", ttlSeconds: 3600 });
+    const ws = await socket(kid);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const kept = await runInDurableObject(journal, (_instance, state) =>
+      state.getWebSockets().map((s) => ({ tags: state.getTags(s), attachment: s.deserializeAttachment() })),
+    );
+    expect(kept).toEqual([
+      {
+        tags: [`cap:${kid.minted.id}`],
+        attachment: {
+          scope: "sub/",
+          capId: kid.minted.id,
+          expiresAt: Date.parse(kid.minted.expiresAt!),
+          opened: expect.any(Number),
+          sent: 0,
+        },
+      },
+    ]);
+    expect(JSON.stringify(kept)).not.toContain(kid.token);
+    ws.ws.close();
+  });
+});
+
+describe("a WebSocket watcher's cap expiring", () => {
+  it("closes the socket, and the journal never sends to a socket whose cap's time is up", async () => {
+    const prefix = `watch/expiry/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const brief = await child(root, { path: "", ttlSeconds: 1 });
+    const ws = await socket(brief);
+    // Closed by the cap's own expiry (its alarm): waits on the socket, not on a clock.
+    expect(await ws.next()).toEqual({ closed: 1000 });
+    // As after hibernation, with no cap object telling it: the attachment's expiry is checked before sending.
+    const stale = await journalSocket(prefix, { scope: "", expiresAt: Date.now() - 1, since: null });
+    await root.write("a.txt", "a");
+    expect(await stale.next()).toEqual({ closed: 1000 });
+  });
+});
+
+describe("a WebSocket watcher's connection", () => {
+  it("is sent at most 128 KiB of events (a socket's unread bytes cannot be seen), then told where to resume", async () => {
+    const prefix = `watch/socket-bytes/${++counter}/`;
+    await mintRoot(prefix);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    // About 1 KiB an event, committed straight to the journal (as a cap reports a delete): 130 are more than 128 KiB.
+    const long = Array.from({ length: 4 }, (_, i) => String(i).repeat(239)).join("/");
+    for (let i = 0; i < 130; i++) {
+      const committed = await journal.commit("r2", { op: "delete", path: `${long}${i}` }, "actor", DEFAULT_RETENTION);
+      expect(committed.ok).toBe(true);
+    }
+    const ws = await journalSocket(prefix, { scope: "", expiresAt: null, since: 0 });
+    const got: Event[] = [];
+    let next = await ws.next();
+    while ("data" in next && !(next.data as { resume?: unknown }).resume) {
+      got.push(next.data as Event);
+      next = await ws.next();
+    }
+    expect(got.length).toBeGreaterThan(100);
+    expect(got.length).toBeLessThan(130);
+    expect(next).toEqual({ data: { resume: { since: got.at(-1)!.version } } });
+    expect(await ws.next()).toEqual({ closed: 1000 });
+    const more = await journalSocket(prefix, { scope: "", expiresAt: null, since: Number(got.at(-1)!.version) });
+    expect((await more.event()).version).toBe(String(Number(got.at(-1)!.version) + 1));
+    more.ws.close();
   });
 });
 
