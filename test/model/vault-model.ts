@@ -111,6 +111,7 @@ const STATUS: Record<ErrorCode, number> = {
   precondition_failed: 412,
   too_large: 413,
   range_not_satisfiable: 416,
+  quota_exceeded: 507,
   unavailable: 503,
 };
 

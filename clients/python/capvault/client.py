@@ -182,6 +182,7 @@ _STATUS_CODES = {
     412: "precondition_failed",
     413: "too_large",
     416: "range_not_satisfiable",
+    507: "quota_exceeded",
     503: "unavailable",
 }
 
