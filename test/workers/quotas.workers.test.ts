@@ -170,7 +170,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await info(kid)).usage).toEqual({ bytes: 0, files: 0 });
   });
 
-  it("an MCP write_file past the quota reads as the vault's refusal", async () => {
+  it("an MCP write_file or a memory create past the quota reads as the vault's refusal", async () => {
     const root = await fresh({ maxBytes: 4 });
     const res = await call("POST", `/object/${root.token}/mcp`, {
       headers: { accept: "application/json, text/event-stream" },
@@ -185,5 +185,10 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect(text).toContain("quota_exceeded");
     expect(text).toContain("limited to 4 bytes");
     expect(await errorCode(await root.stat("big.txt"))).toBe("not_found");
+    const memory = await call("POST", `/object/${root.token}/memory`, {
+      json: { command: "create", path: "/memories/big.md", file_text: "too big" },
+    });
+    expect(await memory.text()).toContain("limited to 4 bytes");
+    expect(await listing(root, "")).toEqual([]);
   });
 });
