@@ -147,6 +147,8 @@ const MODEL_CURSOR = "model-cursor:";
 
 export class VaultModel {
   private readonly files = new Map<string, ModelFile>();
+  /** Bytes of superseded content still kept, by the key it was current at (quotas count them; nothing is pruned here). */
+  private readonly kept = new Map<string, number>();
   private readonly caps: ModelCap[] = [];
 
   /**
@@ -223,8 +225,27 @@ export class VaultModel {
         createdAt: "<time>",
         expiresAt: cap.expires ? "<time>" : null,
         parent: cap.parent === null ? null : idOf(cap.parent),
+        limits: { maxBytes: null, maxFiles: null },
+        usage: this.usage(cap.levels.join("")),
       }),
     };
+  }
+
+  /** What a cap's subtree holds, as quotas count it: live bytes plus superseded bytes kept, and live files. */
+  private usage(prefix: string): { bytes: number; files: number } {
+    let bytes = 0;
+    let files = 0;
+    for (const [key, file] of this.files)
+      if (key.startsWith(prefix)) {
+        bytes += file.bytes.length;
+        files += 1;
+      }
+    for (const [key, size] of this.kept) if (key.startsWith(prefix)) bytes += size;
+    return { bytes, files };
+  }
+
+  private supersede(key: string, file: ModelFile): void {
+    this.kept.set(key, (this.kept.get(key) ?? 0) + file.bytes.length);
   }
 
   private revoke(pick: CapPick): ModelAnswer {
@@ -351,6 +372,7 @@ export class VaultModel {
     }
     const etag = md5Hex(request.content);
     const sha256 = createHash("sha256").update(request.content).digest("hex");
+    if (current) this.supersede(key.value, current);
     this.files.set(key.value, {
       bytes: request.content.slice(),
       etag,
@@ -371,6 +393,8 @@ export class VaultModel {
     if (!access.ok) return { observation: access.observation };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
+    const gone = this.files.get(key.value);
+    if (gone) this.supersede(key.value, gone);
     if (this.files.delete(key.value)) return { observation: empty(204) };
     return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
   }
@@ -479,6 +503,8 @@ export class VaultModel {
     if (this.someAncestorIsFile(dst.value)) return { observation: error("conflict") };
     if (this.isDir(dst.value)) return { observation: error("conflict") };
     if (this.files.has(dst.value) && !overwrite) return { observation: error("conflict") };
+    const replaced = this.files.get(dst.value);
+    if (replaced && src.value !== dst.value) this.supersede(dst.value, replaced);
     this.files.delete(src.value);
     this.files.set(dst.value, source);
     return { observation: json(200, { from, to }) };
