@@ -139,6 +139,8 @@ interface ModelCap {
   path: string;
   /** Live child records, in mint order. */
   children: number[];
+  /** Its quota chain: its own rule and its ancestors', each over a key prefix (none: unlimited). */
+  quotas: { prefix: string; maxBytes: number | null; maxFiles: number | null }[];
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; observation: Observation };
@@ -167,6 +169,7 @@ export class VaultModel {
       alive: true,
       path: "",
       children: [],
+      quotas: [],
     });
   }
 
@@ -225,7 +228,7 @@ export class VaultModel {
         createdAt: "<time>",
         expiresAt: cap.expires ? "<time>" : null,
         parent: cap.parent === null ? null : idOf(cap.parent),
-        limits: { maxBytes: null, maxFiles: null },
+        limits: effective(cap.quotas),
         usage: this.usage(cap.levels.join("")),
       }),
     };
@@ -270,6 +273,14 @@ export class VaultModel {
     const levels = path.text === "" ? cap.levels : [...cap.levels, `${path.text}/`];
     const rootKey = levels.join("");
     if (utf8Length(rootKey) >= MAX_KEY_BYTES) return { observation: error("invalid_path") };
+    // A child's limits are never looser than its parent's (it may set one its parent lacks).
+    const own = { maxBytes: grant.value.limits?.maxBytes ?? null, maxFiles: grant.value.limits?.maxFiles ?? null };
+    const inherited = effective(cap.quotas);
+    if (
+      (own.maxBytes !== null && inherited.maxBytes !== null && own.maxBytes > inherited.maxBytes) ||
+      (own.maxFiles !== null && inherited.maxFiles !== null && own.maxFiles > inherited.maxFiles)
+    )
+      return { observation: error("bad_request") };
     // The new root must not be a file, nor lie beneath one.
     if (this.someAncestorIsFile(rootKey)) return { observation: error("conflict") };
 
@@ -284,6 +295,8 @@ export class VaultModel {
       alive: true,
       path: path.text,
       children: [],
+      quotas:
+        own.maxBytes === null && own.maxFiles === null ? cap.quotas : [...cap.quotas, { prefix: rootKey, ...own }],
     });
     cap.children.push(role);
     return {
@@ -363,6 +376,14 @@ export class VaultModel {
       return { observation: error("forbidden") };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
+    // Quotas are checked before storage is: before any conflict or condition.
+    for (const rule of access.value.cap.quotas) {
+      const used = this.usage(rule.prefix);
+      if (rule.maxBytes !== null && used.bytes + request.content.length > rule.maxBytes)
+        return { observation: error("quota_exceeded") };
+      if (rule.maxFiles !== null && used.files + (this.files.has(key.value) ? 0 : 1) > rule.maxFiles)
+        return { observation: error("quota_exceeded") };
+    }
     // A file where a folder is needed, anywhere above it (the cap's own root included), or the reverse.
     if (this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
     if (this.isDir(key.value)) return { observation: error("conflict") };
@@ -693,4 +714,13 @@ export function md5Hex(bytes: Uint8Array): string {
 
 export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+/** The tightest limits of a quota chain. */
+function effective(chain: ModelCap["quotas"]): { maxBytes: number | null; maxFiles: number | null } {
+  const min = (values: (number | null)[]) => {
+    const set = values.filter((v) => v !== null);
+    return set.length === 0 ? null : Math.min(...set);
+  };
+  return { maxBytes: min(chain.map((r) => r.maxBytes)), maxFiles: min(chain.map((r) => r.maxFiles)) };
 }
