@@ -95,6 +95,24 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect(await errorCode(await kid.write("x", bytes(2)))).toBe("quota_exceeded");
   });
 
+  it("a child's writes count against every quota on its chain; a parent is not bound by its child's", async () => {
+    const root = await fresh({ maxBytes: 10 });
+    expect((await root.write("a.txt", bytes(8))).status).toBe(201);
+    // No limit of its own: the root's subtree is full for it too.
+    const kid = await child(root, { path: "k" });
+    expect((await info(kid)).limits).toEqual({ maxBytes: 10, maxFiles: null });
+    expect(await errorCode(await kid.write("x", bytes(3)))).toBe("quota_exceeded");
+    expect((await kid.write("x", bytes(2))).status).toBe(201);
+    expect((await info(root)).usage).toEqual({ bytes: 10, files: 2 });
+    expect((await info(kid)).usage).toEqual({ bytes: 2, files: 1 });
+    // A quota binds the cap it was set on and those minted from it, never an ancestor.
+    const open = await fresh();
+    const small = await child(open, { path: "s", maxBytes: 4 });
+    expect((await open.write("s/big", bytes(10))).status).toBe(201);
+    expect((await info(small)).usage).toEqual({ bytes: 10, files: 1 });
+    expect(await errorCode(await small.write("y", ""))).toBe("quota_exceeded");
+  });
+
   it("32 racing writers never take the subtree past its limit; usage is what is stored", async () => {
     const root = await fresh({ maxBytes: 1000 });
     const writers = await Promise.all(
@@ -137,7 +155,11 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await root.remove("a.txt")).status).toBe(204);
     expect((await info(root)).usage).toEqual({ bytes: 60, files: 0 });
     expect(await errorCode(await root.write("b.txt", bytes(50)))).toBe("quota_exceeded");
-    const [deleted] = await versionsOf(root, "a.txt");
+    const [deleted, created] = await versionsOf(root, "a.txt");
+    // A restore is a write: bringing the 60 bytes back would hold them twice.
+    const restore = await call("POST", `/object/${root.token}/versions/${created!.id}/restore`);
+    expect([restore.status, await errorCode(restore)]).toEqual([507, "quota_exceeded"]);
+    expect(await errorCode(await root.stat("a.txt"))).toBe("not_found");
     expect((await redact(root, deleted!.id)).status).toBe(204);
     expect((await info(root)).usage).toEqual({ bytes: 0, files: 0 });
     expect((await root.write("b.txt", bytes(50))).status).toBe(201);
