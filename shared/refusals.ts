@@ -55,7 +55,7 @@ export const REFUSALS = {
   badRequest: { code: "bad_request", message: "bad request" },
   lacksRight: { code: "forbidden", message: "capability lacks the right for this operation" },
   bodyLimit: { code: "too_large", message: "body too large" },
-  quotaExceeded: { code: "quota_exceeded", message: "a quota of this cap's subtree is used up; nothing was written" },
+  quotaExceeded: { code: "quota_exceeded", message: "a quota of this cap is used up; nothing was written" },
   // -- the path parser
   invalidPath: { code: "invalid_path", message: "invalid path" },
   absolutePath: { code: "absolute_path", message: "absolute paths forbidden" },
@@ -150,11 +150,11 @@ export const REFUSALS = {
   quotaBytes: {
     code: "quota_exceeded",
     message: (p: { limit: number }) =>
-      `this cap's subtree is limited to ${p.limit} bytes, kept versions included; nothing was written`,
+      `this cap's quota allows ${p.limit} bytes, kept versions included; nothing was written`,
   },
   quotaFiles: {
     code: "quota_exceeded",
-    message: (p: { limit: number }) => `this cap's subtree is limited to ${p.limit} files; nothing was written`,
+    message: (p: { limit: number }) => `this cap's quota allows ${p.limit} files; nothing was written`,
   },
   adminTokenRequired: { code: "unauthorized", message: "admin token required" },
   noSuchRoot: { code: "not_found", message: "no such root" },

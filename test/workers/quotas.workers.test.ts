@@ -79,7 +79,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await over.json()) as unknown).toEqual({
       error: {
         code: "quota_exceeded",
-        message: "this cap's subtree is limited to 10 bytes, kept versions included; nothing was written",
+        message: "this cap's quota allows 10 bytes, kept versions included; nothing was written",
       },
     });
     expect(await errorCode(await root.stat("b.txt"))).toBe("not_found");
@@ -205,12 +205,12 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     });
     const text = await res.text();
     expect(text).toContain("quota_exceeded");
-    expect(text).toContain("limited to 4 bytes");
+    expect(text).toContain("quota allows 4 bytes");
     expect(await errorCode(await root.stat("big.txt"))).toBe("not_found");
     const memory = await call("POST", `/object/${root.token}/memory`, {
       json: { command: "create", path: "/memories/big.md", file_text: "too big" },
     });
-    expect(await memory.text()).toContain("limited to 4 bytes");
+    expect(await memory.text()).toContain("quota allows 4 bytes");
     expect(await listing(root, "")).toEqual([]);
   });
 });
