@@ -1,4 +1,5 @@
 import { enclosingPrefixes, type Usage } from "../shared/quota.ts";
+import { backfillQuotas } from "./quota-backfill.ts";
 import type { Mutation } from "./version-journal.ts";
 
 const PREFIXES_PER_QUERY = 90;
@@ -18,8 +19,10 @@ const PREFIXES_PER_QUERY = 90;
  * - `quota_usage`: the counters of each tracked prefix. A change to a path
  *   touches only the rows of its enclosing prefixes (at most its depth).
  *
- * Files the journal never saw written (stored before it existed, or put in a
- * disk folder by hand) are not counted until a write through a cap replaces them.
+ * A journal older than these tables fills them once from its version rows
+ * (durable-objects/quota-backfill.ts). Files it never saw written (stored
+ * before history existed, or put in a disk folder by hand) are not counted
+ * until a write through a cap replaces them.
  */
 export class QuotaLedger {
   constructor(private readonly sql: SqlStorage) {
@@ -32,6 +35,7 @@ export class QuotaLedger {
     sql.exec(
       "CREATE TABLE IF NOT EXISTS quota_usage (prefix TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL)",
     );
+    backfillQuotas(sql);
   }
 
   /** Accounts for a mutation storage did. Call inside the commit's transaction. */

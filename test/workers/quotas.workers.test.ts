@@ -1,4 +1,6 @@
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { QuotaLedger } from "../../durable-objects/quota-ledger.ts";
 import type { CapInfo, ListPage, VersionPage } from "../../shared/wire-types.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
@@ -32,8 +34,10 @@ const redact = (c: Cap, id: string) => call("POST", `/object/${c.token}/versions
 const bytes = (n: number, fill = "x") => fill.repeat(n);
 
 describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
+  let lastPrefix = "";
   const fresh = async (extra: Record<string, unknown> = {}) => {
     const prefix = `quotas/${backend}/${++counter}/`;
+    lastPrefix = prefix;
     const minted = await mintRoot(prefix, { backend, ...extra });
     return cap(minted.token);
   };
@@ -212,5 +216,25 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     });
     expect(await memory.text()).toContain("quota allows 4 bytes");
     expect(await listing(root, "")).toEqual([]);
+  });
+
+  it("a journal that kept versions before it kept quotas counts them from its rows, once", async () => {
+    const root = await fresh();
+    expect((await root.write("a.txt", bytes(10))).status).toBe(201);
+    expect((await root.write("a.txt", bytes(20))).status).toBe(200);
+    expect((await root.write("b/c.txt", bytes(5))).status).toBe(201);
+    expect((await root.remove("b/c.txt")).status).toBe(204);
+    // The journal as it was before quotas: versions only.
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`${backend}:${lastPrefix}`));
+    await runInDurableObject(journal, async (_instance, state) => {
+      for (const table of ["quota_files", "quota_kept", "quota_usage", "quota_meta"])
+        state.storage.sql.exec(`DROP TABLE ${table}`);
+      new QuotaLedger(state.storage.sql);
+    });
+    // Live a.txt (20), its old bytes (10), the deleted file's kept bytes (5).
+    expect((await info(root)).usage).toEqual({ bytes: 35, files: 1 });
+    const kid = await child(root, { path: "b", maxBytes: 5 });
+    expect((await info(kid)).usage).toEqual({ bytes: 5, files: 0 });
+    expect(await errorCode(await kid.write("d", "x"))).toBe("quota_exceeded");
   });
 });
