@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { malformedSha256Tag } from "../shared/http-conditions.ts";
+import { childChain, effectiveLimits, NO_LIMITS } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
@@ -24,6 +25,7 @@ import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
 import { newBlobName } from "../storage-adapters/version-blobs.ts";
 import { AUDIT_TABLES, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
+import { holdForWrite, quotaInfo, releaseHold } from "./cap-quota.ts";
 import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
 import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
 import {
@@ -124,9 +126,13 @@ export class CapObject extends DurableObject<CapEnv> {
     return ok(null);
   }
 
-  async describe(): Promise<Result<CapInfo>> {
+  /** `withUsage`: also the usage of the cap's subtree, a call to its root's journal (`GET /object/<token>`). */
+  async describe(withUsage = false): Promise<Result<CapInfo>> {
     const cap = await this.live();
     if (!cap) return noSuchCap();
+    const quota = withUsage ? await quotaInfo(this.env, cap) : { limits: effectiveLimits(cap.quotas) };
+    // Revoked while the journal answered: say so as a dead cap does.
+    if (withUsage && !(await this.live())) return noSuchCap();
     return ok({
       id: cap.id,
       rights: cap.rights,
@@ -134,6 +140,7 @@ export class CapObject extends DurableObject<CapEnv> {
       createdAt: new Date(cap.createdAt).toISOString(),
       expiresAt: isoOrNull(cap.expiresAt),
       parent: cap.parent?.id ?? null,
+      ...quota,
     });
   }
 
@@ -274,6 +281,9 @@ export class CapObject extends DurableObject<CapEnv> {
       paths: [at],
       storage,
     } = access.value;
+    // Room in every quota of the chain is held before storage is touched: a refused write stores nothing.
+    const hold = await holdForWrite(this.env, cap, at, request.length);
+    if (!hold.ok) return refuseBody(body, hold, request.length);
     const contentType = request.contentType ?? DEFAULT_CONTENT_TYPE;
     const keepAs = newBlobName();
     const written = await this.revocable(cap.expiresAt, async (signal) =>
@@ -286,12 +296,20 @@ export class CapObject extends DurableObject<CapEnv> {
         keepAs,
       }),
     );
+    if (!written.ok) await releaseHold(this.env, cap, hold.value);
     // A write cut short by revocation stored nothing; say so as the cap would now.
     if (!written.ok && !(await this.live())) return noSuchCap();
     if (!written.ok) return written;
     const { kept, ...result } = written.value;
     const blob = kept ? keepAs : null;
-    await recordVersion(this.env, cap, { op: "write", path: journalPath(at), ...result, contentType, blob });
+    await recordVersion(this.env, cap, {
+      op: "write",
+      path: journalPath(at),
+      ...result,
+      contentType,
+      blob,
+      hold: hold.value,
+    });
     return ok(result);
   }
 
@@ -495,6 +513,9 @@ export class CapObject extends DurableObject<CapEnv> {
       storage,
       judged: rights,
     } = access.value;
+    // The child's quota rule governs its own subtree, named as the journal names paths.
+    const quotas = childChain(cap.quotas, root.root.slice(1).join(""), request.limits ?? NO_LIMITS);
+    if (!quotas.ok) return quotas;
     const prepared = await storage.prepareRoot(root, { create: false });
     if (!prepared.ok) return prepared;
 
@@ -532,6 +553,8 @@ export class CapObject extends DurableObject<CapEnv> {
       parent: { id: cap.id, key: cap.key },
       // Retention is the root's: a child inherits it, never sets its own.
       ...(cap.retention ? { retention: cap.retention } : {}),
+      // Quotas are inherited like retention; a child's own rule only tightens them.
+      ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
     });
     if (!made.ok) {
       // No child was made: the record added above names nothing. (Refused

@@ -1,3 +1,4 @@
+import type { QuotaRule } from "../shared/quota.ts";
 import type { Retention } from "../shared/retention.ts";
 import type { Right } from "../shared/rights.ts";
 import type { Backend } from "../shared/wire-types.ts";
@@ -28,6 +29,12 @@ export interface CapRecord {
   parent: CapRef | null;
   /** The root's version retention, set by the admin and inherited at every mint; absent on older caps (defaults). */
   retention?: Retention;
+  /**
+   * The quotas this cap answers to (shared/quota.ts): its own rule and its
+   * ancestors', outermost first, copied at every mint as retention is. Absent
+   * on caps without any (and on older caps).
+   */
+  quotas?: QuotaRule[];
 }
 
 /** What a parent remembers of a child: enough to list it and to revoke it, and no token. */

@@ -1,10 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
+import type { QuotaRule, Usage } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import type { Backend, Version } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
+import { QuotaHolds } from "./quota-holds.ts";
+import { QuotaLedger } from "./quota-ledger.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
 import { inScope, WatchFeed } from "./watch-feed.ts";
 import { readSocketRequest } from "./watch-socket-request.ts";
@@ -37,7 +40,10 @@ export interface ScopedVersion {
  * exactly as an id that does not exist. Every method returns a Result.
  */
 export class RootJournal extends DurableObject<CapEnv> {
-  private readonly journal = new VersionJournal(this.ctx.storage.sql);
+  private readonly ledger = new QuotaLedger(this.ctx.storage.sql);
+  private readonly holds = new QuotaHolds(this.ctx.storage.sql);
+  // A blob whose bytes go (pruned, redacted) stops counting in the same transaction.
+  private readonly journal = new VersionJournal(this.ctx.storage.sql, (blob) => this.ledger.forgetBlob(blob));
   private readonly feed = new WatchFeed();
   private readonly sockets = new WatchSockets(this.ctx);
 
@@ -48,6 +54,8 @@ export class RootJournal extends DurableObject<CapEnv> {
       const id = this.ctx.storage.transactionSync(() => {
         this.journal.setSetting("backend", backend);
         this.journal.setSetting("keepDays", retention.keepDays);
+        this.ledger.apply(change);
+        if (change.op === "write") this.holds.release(change.hold);
         return this.journal.record(change, actor, Date.now(), retention.keepVersions);
       });
       this.publish(this.journal.after(before, 4));
@@ -145,6 +153,37 @@ export class RootJournal extends DurableObject<CapEnv> {
     }
   }
 
+  /**
+   * Holds room for a write of `length` bytes to `path` (relative to level 0)
+   * in every subtree of `chain`, or refuses it (`quota_exceeded`). The
+   * commit of the write lets the hold go; `release` does if it failed.
+   */
+  async reserve(chain: QuotaRule[], path: string, length: number): Promise<Result<string>> {
+    try {
+      return this.ctx.storage.transactionSync(() =>
+        this.holds.admit(
+          chain,
+          path,
+          length,
+          Date.now(),
+          (prefix) => this.ledger.usage(prefix),
+          (p) => this.ledger.live(p) !== null,
+        ),
+      );
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  async release(hold: string): Promise<Result<null>> {
+    try {
+      this.holds.release(hold);
+      return ok(null);
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
   override webSocketMessage(ws: WebSocket): void {
     this.sockets.refuseMessage(ws);
   }
@@ -178,6 +217,15 @@ export class RootJournal extends DurableObject<CapEnv> {
     const scanned = since === null ? [] : this.journal.after(since, BACKLOG_SCAN);
     const backlog = scanned.filter((row) => inScope(scope, row.path));
     return { backlog, cut: scanned.length === BACKLOG_SCAN ? scanned.at(-1)!.id : null };
+  }
+
+  /** What the subtree `prefix` holds (tracked from the first call on: shared/quota.ts). */
+  async usage(prefix: string): Promise<Result<Usage>> {
+    try {
+      return ok(this.ctx.storage.transactionSync(() => this.ledger.usage(prefix)));
+    } catch {
+      return refuse("unavailable");
+    }
   }
 
   async keptBytes(): Promise<number> {

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { GrantRequest } from "../shared/grant-request.ts";
+import { childChain, NO_LIMITS } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { childRoot, parseRelPath } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
@@ -50,6 +51,9 @@ export class RootRegistry extends DurableObject<CapEnv> {
     const root = checkRoot([childRoot("", path.value)], path.value, "prefixTooLong");
     if (!root.ok) return root;
     const prefix = root.value.key;
+    // A root's rule governs its whole root: the journal names its paths from level 0, so its prefix is "".
+    const quotas = childChain([], "", request.limits ?? NO_LIMITS);
+    if (!quotas.ok) return quotas;
     const prepared = await storage.prepareRoot(root.value, { create: true });
     if (!prepared.ok) return prepared;
 
@@ -82,6 +86,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       expiresAt,
       parent: null,
       ...(request.retention ? { retention: request.retention } : {}),
+      ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
     });
     if (!made.ok) return made;
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });

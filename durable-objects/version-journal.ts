@@ -24,6 +24,8 @@ export type Mutation =
       sha256: string;
       contentType: string;
       blob: string | null;
+      /** The quota hold this write took before storage was touched (durable-objects/quota-holds.ts). */
+      hold?: string | null;
     }
   | { op: "delete"; path: string }
   | { op: "move"; path: string; to: string };
@@ -43,7 +45,11 @@ const KEPT_BYTES = "keptBytes";
  * or at once for every row when one of them is redacted.
  */
 export class VersionJournal {
-  constructor(private readonly sql: SqlStorage) {
+  constructor(
+    private readonly sql: SqlStorage,
+    /** Told of each blob whose bytes go, inside the same transaction (quota accounting). */
+    private readonly onOrphan: (blob: string) => void = () => {},
+  ) {
     sql.exec(`CREATE TABLE IF NOT EXISTS versions (
       id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, op TEXT NOT NULL, at INTEGER NOT NULL,
       size INTEGER, sha256 TEXT, content_type TEXT, actor TEXT NOT NULL, blob TEXT)`);
@@ -202,6 +208,7 @@ export class VersionJournal {
 
   private orphan(blob: string, size: number | null): void {
     this.sql.exec("INSERT OR IGNORE INTO orphans (blob) VALUES (?)", blob);
+    this.onOrphan(blob);
     this.addKeptBytes(-(size ?? 0));
   }
 

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "too_large",
   "length_required",
   "range_not_satisfiable",
+  "quota_exceeded",
   "unavailable",
 ] as const;
 
@@ -44,6 +45,7 @@ const CODE_REASON = {
   too_large: "bodyLimit",
   length_required: "lengthRequired",
   range_not_satisfiable: "rangeNotSatisfiable",
+  quota_exceeded: "quotaExceeded",
   unavailable: "unavailable",
 } as const satisfies { [C in ErrorCode]: Reason };
 

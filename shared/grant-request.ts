@@ -1,3 +1,4 @@
+import { type Limits, parseLimits } from "./quota.ts";
 import { echoedName, refuse } from "./refusals.ts";
 import { ok, type Result } from "./result.ts";
 import { parseRights, type Right } from "./rights.ts";
@@ -8,6 +9,8 @@ export interface GrantRequest {
   rights: Right[] | null;
   ttlSeconds: number | null;
   label: string | null;
+  /** The cap's own quota (shared/quota.ts); absent or all null: only what it inherits. */
+  limits?: Limits;
 }
 
 /** A hundred years: long enough for "never", short enough to stay a safe integer in ms. */
@@ -27,7 +30,15 @@ export function parseGrantRequest(
   const pathField = options.pathField ?? "path";
   if (typeof body !== "object" || body === null || Array.isArray(body)) return refuse("expectedObject");
   const fields = body as Record<string, unknown>;
-  const known = new Set([pathField, "rights", "ttlSeconds", "label", ...(options.extraFields ?? [])]);
+  const known = new Set([
+    pathField,
+    "rights",
+    "ttlSeconds",
+    "label",
+    "maxBytes",
+    "maxFiles",
+    ...(options.extraFields ?? []),
+  ]);
   const unknown = Object.keys(fields).find((k) => !known.has(k));
   if (unknown !== undefined) return refuse("unknownField", { field: echoedName(unknown) });
 
@@ -60,10 +71,13 @@ export function parseGrantRequest(
       return refuse("labelInvalid", { max: MAX_LABEL_LENGTH });
     }
   }
+  const limits = parseLimits(fields);
+  if (!limits.ok) return limits;
   return ok({
     path,
     rights: parsedRights,
     ttlSeconds: (ttlSeconds as number | undefined) ?? null,
     label: (label as string | undefined) ?? null,
+    limits: limits.value,
   });
 }

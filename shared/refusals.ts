@@ -55,6 +55,7 @@ export const REFUSALS = {
   badRequest: { code: "bad_request", message: "bad request" },
   lacksRight: { code: "forbidden", message: "capability lacks the right for this operation" },
   bodyLimit: { code: "too_large", message: "body too large" },
+  quotaExceeded: { code: "quota_exceeded", message: "a quota of this cap is used up; nothing was written" },
   // -- the path parser
   invalidPath: { code: "invalid_path", message: "invalid path" },
   absolutePath: { code: "absolute_path", message: "absolute paths forbidden" },
@@ -135,6 +136,25 @@ export const REFUSALS = {
   keepDaysRange: {
     code: "bad_request",
     message: (p: { max: number }) => `keepDays must be an integer from 1 to ${p.max}`,
+  },
+  // -- quotas (shared/quota.ts): a write refused for one stored nothing
+  maxBytesRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `maxBytes must be an integer from 0 to ${p.max}, or null`,
+  },
+  maxFilesRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `maxFiles must be an integer from 0 to ${p.max}, or null`,
+  },
+  quotaLooser: { code: "bad_request", message: "a child's maxBytes and maxFiles cannot be looser than its parent's" },
+  quotaBytes: {
+    code: "quota_exceeded",
+    message: (p: { limit: number }) =>
+      `this cap's quota allows ${p.limit} bytes, kept versions included; nothing was written`,
+  },
+  quotaFiles: {
+    code: "quota_exceeded",
+    message: (p: { limit: number }) => `this cap's quota allows ${p.limit} files; nothing was written`,
   },
   adminTokenRequired: { code: "unauthorized", message: "admin token required" },
   noSuchRoot: { code: "not_found", message: "no such root" },

@@ -5,6 +5,7 @@
  * names where they live; the SDK's public aliases are in clients/typescript/index.ts.
  */
 import type { ErrorCode } from "./error-codes.ts";
+import type { Limits, Usage } from "./quota.ts";
 import type { Right } from "./rights.ts";
 
 export type Backend = "r2" | "disk";
@@ -21,6 +22,14 @@ export interface CapInfo {
   expiresAt: string | null;
   /** The id of the cap this one was minted from, or `null` for a root cap. */
   parent: string | null;
+  /** The tightest quota of the cap's chain (shared/quota.ts); `null` where unlimited. */
+  limits: Limits;
+  /**
+   * What the cap's subtree holds: live bytes plus superseded versions still
+   * kept, and live files. Only `GET /object/<token>` (and the RPC `info()`)
+   * include it; `null` when the vault keeps no journal.
+   */
+  usage?: Usage | null;
 }
 
 /** The answer of `POST /subdir` and `POST /admin/roots`. `token` and `url` are the secret. */

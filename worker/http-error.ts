@@ -29,6 +29,9 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 413;
     case "range_not_satisfiable":
       return 416;
+    // Insufficient Storage: the request is fine, the subtree is full (shared/quota.ts).
+    case "quota_exceeded":
+      return 507;
     case "unavailable":
       return 503;
   }

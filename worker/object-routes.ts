@@ -74,7 +74,7 @@ function withJson(
 
 objectRoutes.get(
   "/:token",
-  withCap(async (cap) => json(await cap.describe())),
+  withCap(async (cap) => json(await cap.describe(true))),
 );
 objectRoutes.delete(
   "/:token",
@@ -148,7 +148,7 @@ objectRoutes.post(
 
 objectRoutes.post(
   "/:token/subdir",
-  withJson(["path", "rights", "ttlSeconds", "label"], async (cap, body, c) => {
+  withJson(["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles"], async (cap, body, c) => {
     const request = parseGrantRequest(body);
     if (!request.ok) return refuse(cap, request.error);
     return json(await cap.mintChild(request.value, publicOrigin(c)), 201);

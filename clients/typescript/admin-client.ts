@@ -44,6 +44,8 @@ export class AdminClient {
     if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
     if (options.keepVersions !== undefined) json.keepVersions = options.keepVersions;
     if (options.keepDays !== undefined) json.keepDays = options.keepDays;
+    if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
+    if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
     const response = await this.#http.send({
       method: "POST",
       url: `${this.#mount}/admin/roots`,

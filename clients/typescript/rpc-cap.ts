@@ -88,6 +88,9 @@ export interface RpcSubdirOptions {
   rights?: Right[];
   ttlSeconds?: number;
   label?: string;
+  /** As `POST /subdir`: never looser than this cap's quota. */
+  maxBytes?: number;
+  maxFiles?: number;
 }
 
 /** The RPC endpoint of a cap URL; `ws:`/`wss:` for a WebSocket. */

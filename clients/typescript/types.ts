@@ -91,6 +91,10 @@ export interface SubdirOptions {
   rights?: Right[];
   ttlSeconds?: number;
   label?: string;
+  /** Most bytes the subtree may hold, superseded versions kept included (never looser than the parent's). */
+  maxBytes?: number;
+  /** Most live files the subtree may hold (never looser than the parent's). */
+  maxFiles?: number;
 }
 
 export interface RevokeResult {
@@ -114,4 +118,8 @@ export interface MintRootOptions {
   keepVersions?: number;
   /** Days a version is kept (1–3,650; default 30). */
   keepDays?: number;
+  /** Most bytes the root may hold, superseded versions kept included; writes past it are `quota_exceeded`. */
+  maxBytes?: number;
+  /** Most live files the root may hold. */
+  maxFiles?: number;
 }

@@ -111,6 +111,7 @@ const STATUS: Record<ErrorCode, number> = {
   precondition_failed: 412,
   too_large: 413,
   range_not_satisfiable: 416,
+  quota_exceeded: 507,
   unavailable: 503,
 };
 
@@ -138,6 +139,8 @@ interface ModelCap {
   path: string;
   /** Live child records, in mint order. */
   children: number[];
+  /** Its quota chain: its own rule and its ancestors', each over a key prefix (none: unlimited). */
+  quotas: { prefix: string; maxBytes: number | null; maxFiles: number | null }[];
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; observation: Observation };
@@ -146,6 +149,8 @@ const MODEL_CURSOR = "model-cursor:";
 
 export class VaultModel {
   private readonly files = new Map<string, ModelFile>();
+  /** Bytes of superseded content still kept, by the key it was current at (quotas count them; nothing is pruned here). */
+  private readonly kept = new Map<string, number>();
   private readonly caps: ModelCap[] = [];
 
   /**
@@ -164,6 +169,7 @@ export class VaultModel {
       alive: true,
       path: "",
       children: [],
+      quotas: [],
     });
   }
 
@@ -222,8 +228,27 @@ export class VaultModel {
         createdAt: "<time>",
         expiresAt: cap.expires ? "<time>" : null,
         parent: cap.parent === null ? null : idOf(cap.parent),
+        limits: effective(cap.quotas),
+        usage: this.usage(cap.levels.join("")),
       }),
     };
+  }
+
+  /** What a cap's subtree holds, as quotas count it: live bytes plus superseded bytes kept, and live files. */
+  private usage(prefix: string): { bytes: number; files: number } {
+    let bytes = 0;
+    let files = 0;
+    for (const [key, file] of this.files)
+      if (key.startsWith(prefix)) {
+        bytes += file.bytes.length;
+        files += 1;
+      }
+    for (const [key, size] of this.kept) if (key.startsWith(prefix)) bytes += size;
+    return { bytes, files };
+  }
+
+  private supersede(key: string, file: ModelFile): void {
+    this.kept.set(key, (this.kept.get(key) ?? 0) + file.bytes.length);
   }
 
   private revoke(pick: CapPick): ModelAnswer {
@@ -248,6 +273,14 @@ export class VaultModel {
     const levels = path.text === "" ? cap.levels : [...cap.levels, `${path.text}/`];
     const rootKey = levels.join("");
     if (utf8Length(rootKey) >= MAX_KEY_BYTES) return { observation: error("invalid_path") };
+    // A child's limits are never looser than its parent's (it may set one its parent lacks).
+    const own = { maxBytes: grant.value.limits?.maxBytes ?? null, maxFiles: grant.value.limits?.maxFiles ?? null };
+    const inherited = effective(cap.quotas);
+    if (
+      (own.maxBytes !== null && inherited.maxBytes !== null && own.maxBytes > inherited.maxBytes) ||
+      (own.maxFiles !== null && inherited.maxFiles !== null && own.maxFiles > inherited.maxFiles)
+    )
+      return { observation: error("bad_request") };
     // The new root must not be a file, nor lie beneath one.
     if (this.someAncestorIsFile(rootKey)) return { observation: error("conflict") };
 
@@ -262,6 +295,8 @@ export class VaultModel {
       alive: true,
       path: path.text,
       children: [],
+      quotas:
+        own.maxBytes === null && own.maxFiles === null ? cap.quotas : [...cap.quotas, { prefix: rootKey, ...own }],
     });
     cap.children.push(role);
     return {
@@ -341,6 +376,14 @@ export class VaultModel {
       return { observation: error("forbidden") };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
+    // Quotas are checked before storage is: before any conflict or condition.
+    for (const rule of access.value.cap.quotas) {
+      const used = this.usage(rule.prefix);
+      if (rule.maxBytes !== null && used.bytes + request.content.length > rule.maxBytes)
+        return { observation: error("quota_exceeded") };
+      if (rule.maxFiles !== null && used.files + (this.files.has(key.value) ? 0 : 1) > rule.maxFiles)
+        return { observation: error("quota_exceeded") };
+    }
     // A file where a folder is needed, anywhere above it (the cap's own root included), or the reverse.
     if (this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
     if (this.isDir(key.value)) return { observation: error("conflict") };
@@ -350,6 +393,7 @@ export class VaultModel {
     }
     const etag = md5Hex(request.content);
     const sha256 = createHash("sha256").update(request.content).digest("hex");
+    if (current) this.supersede(key.value, current);
     this.files.set(key.value, {
       bytes: request.content.slice(),
       etag,
@@ -370,6 +414,8 @@ export class VaultModel {
     if (!access.ok) return { observation: access.observation };
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
+    const gone = this.files.get(key.value);
+    if (gone) this.supersede(key.value, gone);
     if (this.files.delete(key.value)) return { observation: empty(204) };
     return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
   }
@@ -478,6 +524,8 @@ export class VaultModel {
     if (this.someAncestorIsFile(dst.value)) return { observation: error("conflict") };
     if (this.isDir(dst.value)) return { observation: error("conflict") };
     if (this.files.has(dst.value) && !overwrite) return { observation: error("conflict") };
+    const replaced = this.files.get(dst.value);
+    if (replaced && src.value !== dst.value) this.supersede(dst.value, replaced);
     this.files.delete(src.value);
     this.files.set(dst.value, source);
     return { observation: json(200, { from, to }) };
@@ -666,4 +714,13 @@ export function md5Hex(bytes: Uint8Array): string {
 
 export function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+/** The tightest limits of a quota chain. */
+function effective(chain: ModelCap["quotas"]): { maxBytes: number | null; maxFiles: number | null } {
+  const min = (values: (number | null)[]) => {
+    const set = values.filter((v) => v !== null);
+    return set.length === 0 ? null : Math.min(...set);
+  };
+  return { maxBytes: min(chain.map((r) => r.maxBytes)), maxFiles: min(chain.map((r) => r.maxFiles)) };
 }

@@ -280,6 +280,8 @@ const subdirBody: fc.Arbitrary<JsonBody> = fc.oneof(
       rights: mostly(fc.shuffledSubarray([...RIGHTS]), fc.constantFrom(["read", "read"], ["admin"], "read", {})),
       ttlSeconds: mostly(fc.constantFrom(3600, null), fc.constantFrom(0, 1.5, "60"), 18),
       label: mostly(fc.constantFrom("lbl", "ünï 😀", null), fc.constantFrom("bad\nlabel", 7), 12),
+      maxBytes: mostly(fc.constantFrom(0, 4, 12, 40, null), fc.constantFrom(-1, 1.5, "9"), 24),
+      maxFiles: mostly(fc.constantFrom(0, 1, 3, null), fc.constantFrom(-1, "2"), 24),
       bogus: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(true) }),
     }),
   },
@@ -875,6 +877,26 @@ const subdir = (cap: CapArg, path: string): Command => ({ kind: "subdir", cap, b
 
 /** Each ran differently on R2 and disk (or against the model) before its fix; kept so it never does again. */
 const KNOWN: [string, Command[]][] = [
+  [
+    "quotas: a child's limits bind its writes, superseded and deleted bytes keep counting, looser limits are refused",
+    [
+      { kind: "subdir", cap: 0, body: { path: "q", maxBytes: 6, maxFiles: 2 } },
+      { kind: "subdir", cap: 1, body: { path: "", maxBytes: 7 } },
+      write(1, "aa"),
+      write(1, "aa"),
+      write(1, "bbb"),
+      { kind: "info", cap: 1 },
+      { kind: "delete", cap: 1, path: pathArg("aa") },
+      write(1, "c"),
+      write(0, "q/dd"),
+      write(1, "bbb"),
+      { kind: "move", cap: 1, body: { from: "bbb", to: "e" } },
+      { kind: "subdir", cap: 1, body: { path: "", maxFiles: 1 } },
+      write(3, "f"),
+      { kind: "info", cap: 3 },
+      { kind: "info", cap: 0 },
+    ],
+  ],
   [
     "a file below a cap's root whose name is a path only there (`c:`, `~x`) is listed, and a page may end on it",
     [

@@ -123,7 +123,7 @@ export class CapTarget extends RpcTarget {
   }
 
   async info(): Promise<CapInfo> {
-    return this.#call(() => this.#cap.describe());
+    return this.#call(() => this.#cap.describe(true));
   }
 
   async children(options?: { cursor?: string; limit?: number }): Promise<ChildPage> {
@@ -219,4 +219,4 @@ function idArg(id: unknown): string {
   return typeof id === "string" ? id : "";
 }
 
-const GRANT_FIELDS = ["rights", "ttlSeconds", "label"] as const;
+const GRANT_FIELDS = ["rights", "ttlSeconds", "label", "maxBytes", "maxFiles"] as const;

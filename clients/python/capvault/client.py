@@ -215,6 +215,7 @@ _STATUS_CODES = {
     412: "precondition_failed",
     413: "too_large",
     416: "range_not_satisfiable",
+    507: "quota_exceeded",
     503: "unavailable",
 }
 
@@ -671,12 +672,16 @@ class FsCap:
         rights: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[int] = None,
         label: Optional[str] = None,
+        max_bytes: Optional[int] = None,
+        max_files: Optional[int] = None,
     ) -> "FsCap":
         """Mint a child cap rooted at ``path`` (needs ``subdir``).
 
         ``rights`` must be a subset of this cap's (default: all of them);
         ``path=""`` keeps the same root, for pure attenuation. The child expires
-        no later than this cap. The child talks to the same origin as this one;
+        no later than this cap. ``max_bytes``/``max_files`` set the child's own
+        quota, never looser than this cap's (a write past it raises
+        ``quota_exceeded``). The child talks to the same origin as this one;
         ``child.minted`` holds ``{"id", "rights", "expiresAt"}``.
 
         Example::
@@ -692,6 +697,10 @@ class FsCap:
             payload["ttlSeconds"] = ttl_seconds
         if label is not None:
             payload["label"] = label
+        if max_bytes is not None:
+            payload["maxBytes"] = max_bytes
+        if max_files is not None:
+            payload["maxFiles"] = max_files
         _, _, raw = self._request("POST", "subdir", json_body=payload, ok=(200, 201))
         minted = _json_object(raw)
         token = minted.get("token")

@@ -223,6 +223,8 @@ class WireTests(unittest.TestCase, TokenHygiene):
                          {"path": "skills", "rights": ["read"], "ttlSeconds": 60, "label": "skill_view"})
         self.fs.subdir("x")
         self.assertEqual(json.loads(_Recorder.requests[-1]["body"]), {"path": "x"})
+        self.fs.subdir("q", max_bytes=1000, max_files=0)
+        self.assertEqual(json.loads(_Recorder.requests[-1]["body"]), {"path": "q", "maxBytes": 1000, "maxFiles": 0})
         self.assertEqual(child.url, f"{self.origin}/object/{child_token}")
         self.assertEqual(child.minted, {"id": "cid", "rights": ["read"], "expiresAt": None})
         self.assertNotIn(child_token, repr(child))
@@ -240,6 +242,10 @@ class WireTests(unittest.TestCase, TokenHygiene):
 
         self.answer(lambda req: (502, {}, b""))
         self.assertRefused("unavailable", lambda: self.fs.read("x"), self.fs)
+
+        # A quota refusal without a JSON body still reads as its code.
+        self.answer(lambda req: (507, {}, b""))
+        self.assertRefused("quota_exceeded", lambda: self.fs.write("x", b"too much"), self.fs)
 
     def test_an_echoed_token_is_scrubbed_from_error_messages(self) -> None:
         self.answer(lambda req: _error(404, "no_such_cap", f"no cap {FAKE_TOKEN} here"))
