@@ -134,6 +134,9 @@ export interface WatchEvent {
   version: string;
 }
 
+/** What a Cap'n Web `watch` callback receives: a change, or once, the end of the feed and where to resume. */
+export type RpcWatchMessage = ({ type: "change" } & WatchEvent) | { type: "end"; since: string | null };
+
 /** `POST /move`: the paths as the request gave them. */
 export interface MoveResult {
   from: string;

@@ -21,6 +21,6 @@ export type { WatchOptions } from "./cap-watch.ts";
 export { FsCap } from "./fs-cap.ts";
 export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_DEFINITION, memoryToolHandler } from "./memory-tool.ts";
-export type { RpcCap, RpcCapPromise, RpcSubdirOptions, RpcWatchMessage, RpcWriteOptions } from "./rpc-cap.ts";
+export type { RpcCap, RpcCapPromise, RpcSubdirOptions, RpcWriteOptions } from "./rpc-cap.ts";
 export { connect, connectLive, disconnect } from "./rpc-cap.ts";
 export type * from "./types.ts";

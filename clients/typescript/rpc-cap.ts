@@ -7,6 +7,7 @@ import type {
   MintedCap,
   MoveResult,
   RevokePending,
+  RpcWatchMessage,
   Stat,
   VersionPage,
   WriteResult,
@@ -59,19 +60,6 @@ export interface RpcCap {
     options?: { since?: string },
   ): Promise<{ stop(): Promise<null> }>;
 }
-
-/** What a watch callback receives. */
-export type RpcWatchMessage =
-  | {
-      type: "change";
-      path: string;
-      operation: "created" | "modified" | "deleted" | "moved";
-      size: number | null;
-      sha256: string | null;
-      actor: string;
-      version: string;
-    }
-  | { type: "end"; since: string | null };
 
 /** A cap still being minted: call its methods now, or await it for the stub. */
 export type RpcCapPromise = RpcCap & Promise<RpcCap>;

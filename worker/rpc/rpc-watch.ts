@@ -1,18 +1,6 @@
 import type { RpcStub } from "capnweb";
 import { RpcTarget } from "capnweb";
-
-/** What a watch callback receives: a change, or once, the end of the feed and where to resume. */
-export type RpcWatchMessage =
-  | {
-      type: "change";
-      path: string;
-      operation: string;
-      size: number | null;
-      sha256: string | null;
-      actor: string;
-      version: string;
-    }
-  | { type: "end"; since: string | null };
+import type { RpcWatchMessage } from "../../shared/wire-types.ts";
 
 /** A callback passed by reference from the client: capnweb calls it over the session. */
 export type WatchCallback = RpcStub<(message: RpcWatchMessage) => unknown>;
