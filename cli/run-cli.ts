@@ -100,15 +100,15 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   if (error instanceof Interrupted) return EXIT.interrupted;
   if (error instanceof LocalRefusal) {
     io.stderr.write(`capvault: ${error.code}: ${terminalSafe(error.message)}\n`);
-    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } }, null, 2)}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
     return EXIT.refused;
   }
   if (isCapError(error)) {
     const message = redactCapUrls(error.message);
     // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.
     io.stderr.write(`capvault: ${terminalSafe(error.code)}: ${terminalSafe(message)}\n`);
-    if (json)
-      io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } }, null, 2)}\n`);
+    // One line: after `watch --json`'s events it is the stream's last line, still one JSON document per line.
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } })}\n`);
     return error.code === "unavailable" ? EXIT.unavailable : EXIT.refused;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -209,9 +209,13 @@ describe("watch", () => {
     const ended = await filtered.exited;
     expect(ended.code).toBe(1);
     expect(ended.stderr).toBe("capvault: no_such_cap: no such capability\n");
-    expect(JSON.parse(ended.stdout.trimEnd().split("\n").slice(2).join("\n"))).toMatchObject({
-      error: { code: "no_such_cap" },
-    });
+    // JSON lines to the end: each line one document, the refusal the last.
+    const documents = ended.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(documents).toHaveLength(3);
+    expect(documents[2]).toMatchObject({ error: { code: "no_such_cap" } });
   });
 
   it("refuses a cap without read, a path outside the cap and a bad --since before watching", async () => {
