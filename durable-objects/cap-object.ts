@@ -288,9 +288,10 @@ export class CapObject extends DurableObject<CapEnv> {
     // A write cut short by revocation stored nothing; say so as the cap would now.
     if (!written.ok && !(await this.live())) return noSuchCap();
     if (!written.ok) return written;
-    const { kept, ...result } = written.value;
+    const { kept, inline, ...result } = written.value;
     const blob = kept ? keepAs : null;
-    await recordVersion(this.env, cap, { op: "write", path: journalPath(at), ...result, contentType, blob });
+    const change = { op: "write", path: journalPath(at), ...result, contentType, blob, bytes: inline } as const;
+    await recordVersion(this.env, cap, change);
     return ok(result);
   }
 

@@ -25,6 +25,8 @@ export interface ScopedVersion {
   blob: string | null;
   contentType: string | null;
   size: number | null;
+  /** Its bytes, when the journal keeps them itself (small R2 versions); else they are in storage, under `blob`. */
+  bytes: Uint8Array | null;
 }
 
 /**
@@ -85,6 +87,7 @@ export class RootJournal extends DurableObject<CapEnv> {
         blob: row.blob,
         contentType: row.content_type,
         size: row.size,
+        bytes: row.blob === null ? null : this.journal.inlineBytes(row.blob),
       });
     } catch {
       return refuse("unavailable");
