@@ -4,6 +4,7 @@ import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import type { ListEntry, Stat } from "../shared/wire-types.ts";
+import { yieldTurn } from "../shared/yield-turn.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DEFAULT_CONTENT_TYPE,
@@ -24,6 +25,9 @@ import { readWhole, WHOLE_BODY_MAX } from "./whole-body.ts";
 
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
+
+/** Bytes a copy inside storage moves between two turns of the runtime (see takingTurns). */
+const TURN_BYTES = 64 * 1024;
 
 /** R2 deletes and lists move at most this many keys per call. */
 const R2_PAGE = 1000;
@@ -278,7 +282,10 @@ export class R2Storage implements StorageAdapter {
       if (object && !options.signal?.aborted) {
         const fixed = new FixedLengthStream(object.size);
         const signal = options.signal;
-        const piping = object.body.pipeTo(fixed.writable, signal ? { signal } : {}).catch(() => undefined);
+        const piping = object.body
+          .pipeThrough(takingTurns())
+          .pipeTo(fixed.writable, signal ? { signal } : {})
+          .catch(() => undefined);
         stored = await this.bucket.put(key, fixed.readable, {
           httpMetadata: { contentType: options.contentType },
           customMetadata: { [SHA256_KEY]: sha256 },
@@ -638,6 +645,27 @@ export class R2Storage implements StorageAdapter {
     }
     return holding < ancestors.length && (await this.bucket.head(ancestors[holding]!)) !== null;
   }
+}
+
+/**
+ * Hands each chunk on after a turn of the runtime (shared/yield-turn.ts): a
+ * copy inside storage reads as fast as the bucket answers, and on the local
+ * runtime the bucket shares the one thread with every other request, so an
+ * unpaced copy of a large file holds that thread for its whole length.
+ */
+function takingTurns(): TransformStream<Uint8Array, Uint8Array> {
+  let sinceTurn = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    async transform(chunk, controller) {
+      // A turn per 64 KiB, not per chunk: however small the bucket's chunks, a copy waits at most 16 turns a MiB.
+      sinceTurn += chunk.byteLength;
+      if (sinceTurn >= TURN_BYTES) {
+        sinceTurn = 0;
+        await yieldTurn();
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 interface LaterFolders {
