@@ -282,8 +282,7 @@ export class R2Storage implements StorageAdapter {
       if (object && !options.signal?.aborted) {
         const fixed = new FixedLengthStream(object.size);
         const signal = options.signal;
-        const piping = object.body
-          .pipeThrough(takingTurns())
+        const piping = takingTurns(object.body)
           .pipeTo(fixed.writable, signal ? { signal } : {})
           .catch(() => undefined);
         stored = await this.bucket.put(key, fixed.readable, {
@@ -648,23 +647,34 @@ export class R2Storage implements StorageAdapter {
 }
 
 /**
- * Hands each chunk on after a turn of the runtime (shared/yield-turn.ts): a
- * copy inside storage reads as fast as the bucket answers, and on the local
- * runtime the bucket shares the one thread with every other request, so an
- * unpaced copy of a large file holds that thread for its whole length.
+ * `source` in chunks of 64 KiB, each read after a turn of the runtime
+ * (shared/yield-turn.ts): a copy inside storage reads as fast as the bucket
+ * answers, and on the local runtime the bucket shares the one thread with
+ * every other request, so an unpaced copy of a large file holds that thread
+ * for its whole length. The runtime fills each buffer natively
+ * (`readAtLeast`), so JavaScript sees a chunk per turn, not the bucket's
+ * small ones. A stream that cannot be read so is returned as it is.
  */
-function takingTurns(): TransformStream<Uint8Array, Uint8Array> {
-  let sinceTurn = 0;
-  return new TransformStream<Uint8Array, Uint8Array>({
-    async transform(chunk, controller) {
-      // A turn per 64 KiB, not per chunk: however small the bucket's chunks, a copy waits at most 16 turns a MiB.
-      sinceTurn += chunk.byteLength;
-      if (sinceTurn >= TURN_BYTES) {
-        sinceTurn = 0;
-        await yieldTurn();
-      }
-      controller.enqueue(chunk);
+function takingTurns(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = source.getReader({ mode: "byob" });
+  } catch {
+    return source;
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await yieldTurn();
+      // A failed read is handed on, not thrown: a rejected pull is also reported as unhandled.
+      const read = await reader.readAtLeast(TURN_BYTES, new Uint8Array(TURN_BYTES)).catch((error: unknown) => {
+        controller.error(error);
+        return null;
+      });
+      if (!read) return;
+      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
+      if (read.done) controller.close();
     },
+    cancel: (reason) => reader.cancel(reason),
   });
 }
 
