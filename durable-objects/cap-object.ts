@@ -300,16 +300,18 @@ export class CapObject extends DurableObject<CapEnv> {
     // A write cut short by revocation stored nothing; say so as the cap would now.
     if (!written.ok && !(await this.live())) return noSuchCap();
     if (!written.ok) return written;
-    const { kept, ...result } = written.value;
+    const { kept, inline, ...result } = written.value;
     const blob = kept ? keepAs : null;
-    await recordVersion(this.env, cap, {
+    const change = {
       op: "write",
       path: journalPath(at),
       ...result,
       contentType,
       blob,
+      bytes: inline,
       hold: hold.value,
-    });
+    } as const;
+    await recordVersion(this.env, cap, change);
     return ok(result);
   }
 

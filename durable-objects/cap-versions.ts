@@ -43,7 +43,7 @@ export async function recordVersion(env: CapEnv, cap: CapRecord, change: Mutatio
   const committed = await place.journal
     .commit(cap.backend, change, cap.id, cap.retention ?? DEFAULT_RETENTION)
     .catch(() => null);
-  if (committed?.ok === false && change.op === "write" && change.blob !== null)
+  if (committed?.ok === false && change.op === "write" && change.blob !== null && !change.bytes)
     await selectStorage(env, cap.backend)
       ?.dropVersion(change.blob)
       .catch(() => null);
@@ -92,11 +92,13 @@ export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): 
   const { journal, scope } = place;
   const found = await journal.find(rawId, scope).catch(() => refuse("unavailable"));
   if (!found.ok) return found;
-  const { blob, path, contentType, version } = found.value;
+  const { blob, path, contentType, version, bytes: inline } = found.value;
   if (blob === null) return refuse("versionRedacted");
   const storage = selectStorage(env, cap.backend);
   if (!storage) return refuse("backendMissing");
-  const bytes = await storage.readVersion(blob);
+  const bytes = inline
+    ? ok({ size: inline.byteLength, body: new Blob([inline]).stream() })
+    : await storage.readVersion(blob);
   if (!bytes.ok) return bytes;
   return ok({
     path,

@@ -30,6 +30,8 @@ export interface ScopedVersion {
   blob: string | null;
   contentType: string | null;
   size: number | null;
+  /** Its bytes, when the journal keeps them itself (small R2 versions); else they are in storage, under `blob`. */
+  bytes: Uint8Array | null;
 }
 
 /**
@@ -46,18 +48,28 @@ export class RootJournal extends DurableObject<CapEnv> {
   private readonly journal = new VersionJournal(this.ctx.storage.sql, (blob) => this.ledger.forgetBlob(blob));
   private readonly feed = new WatchFeed();
   private readonly sockets = new WatchSockets(this.ctx);
+  /**
+   * The alarm as this object last set or read it (`undefined`: not known yet), so a commit asks
+   * storage for it only once per wake and sets it only when it moves earlier. Only this object
+   * sets or deletes its alarm, and a run of it clears it (see `alarm`), so the copy stays true.
+   */
+  private alarmAt: number | null | undefined;
+  /** The settings as last written: a commit rewrites them only when they change. */
+  private readonly written = new Map<string, string | number>();
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
     try {
       // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
       const before = this.journal.newestId();
       const id = this.ctx.storage.transactionSync(() => {
-        this.journal.setSetting("backend", backend);
-        this.journal.setSetting("keepDays", retention.keepDays);
+        this.keepSetting("backend", backend);
+        this.keepSetting("keepDays", retention.keepDays);
         this.ledger.apply(change);
         if (change.op === "write") this.holds.release(change.hold);
         return this.journal.record(change, actor, Date.now(), retention.keepVersions);
       });
+      // Remembered only once committed: a rolled-back write must be written again.
+      this.written.set("backend", backend).set("keepDays", retention.keepDays);
       this.publish(this.journal.after(before, 4));
       await this.schedule();
       return ok(String(id));
@@ -86,6 +98,7 @@ export class RootJournal extends DurableObject<CapEnv> {
         blob: row.blob,
         contentType: row.content_type,
         size: row.size,
+        bytes: row.blob === null ? null : this.journal.inlineBytes(row.blob),
       });
     } catch {
       return refuse("unavailable");
@@ -234,6 +247,8 @@ export class RootJournal extends DurableObject<CapEnv> {
 
   /** Destroys orphaned blobs, then prunes versions older than keepDays, a batch of each per run. */
   override async alarm(): Promise<void> {
+    // The alarm that is running is no longer set.
+    this.alarmAt = null;
     await this.dropOrphans();
     const keepDays = this.journal.setting<number>("keepDays");
     if (keepDays !== null) this.journal.pruneOlder(Date.now() - keepDays * DAY_MS, PRUNE_BATCH);
@@ -269,8 +284,19 @@ export class RootJournal extends DurableObject<CapEnv> {
     ].filter((t) => t !== null);
     if (due.length === 0) return;
     const next = Math.min(...due);
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+    if (this.alarmAt === undefined) {
+      const read = await this.ctx.storage.getAlarm();
+      // Another commit may have set it while this one waited.
+      if (this.alarmAt === undefined) this.alarmAt = read;
+    }
+    if (this.alarmAt !== null && this.alarmAt <= next) return;
+    this.alarmAt = next;
+    await this.ctx.storage.setAlarm(next);
+  }
+
+  /** Writes a setting unless this object already wrote that value (inside the caller's transaction). */
+  private keepSetting(name: string, value: string | number): void {
+    if (this.written.get(name) !== value) this.journal.setSetting(name, value);
   }
 }
 

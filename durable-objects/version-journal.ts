@@ -26,6 +26,8 @@ export type Mutation =
       blob: string | null;
       /** The quota hold this write took before storage was touched (durable-objects/quota-holds.ts). */
       hold?: string | null;
+      /** The blob's bytes, when small enough to be kept here rather than in storage (version-blobs.ts). */
+      bytes?: Uint8Array | null | undefined;
     }
   | { op: "delete"; path: string }
   | { op: "move"; path: string; to: string };
@@ -57,6 +59,8 @@ export class VersionJournal {
     sql.exec("CREATE INDEX IF NOT EXISTS versions_by_at ON versions (at)");
     sql.exec("CREATE INDEX IF NOT EXISTS versions_by_blob ON versions (blob) WHERE blob IS NOT NULL");
     sql.exec("CREATE TABLE IF NOT EXISTS orphans (blob TEXT PRIMARY KEY)");
+    // Small versions' bytes, by blob: a blob here is in no storage, so it goes with its last row, never to `orphans`.
+    sql.exec("CREATE TABLE IF NOT EXISTS inline_blobs (blob TEXT PRIMARY KEY, bytes BLOB NOT NULL)");
     sql.exec("CREATE TABLE IF NOT EXISTS journal_settings (name TEXT PRIMARY KEY, value)");
   }
 
@@ -71,6 +75,8 @@ export class VersionJournal {
         blob: change.blob,
       });
       if (change.blob !== null) this.addKeptBytes(change.size);
+      if (change.blob !== null && change.bytes)
+        this.sql.exec("INSERT INTO inline_blobs (blob, bytes) VALUES (?, ?)", change.blob, change.bytes.slice().buffer);
     } else {
       const gone = this.liveContent(change.path);
       id = this.insert(change.path, change.op === "delete" ? "deleted" : "moved", at, actor, gone);
@@ -119,6 +125,12 @@ export class VersionJournal {
     const size = held.toArray()[0]?.size ?? null;
     this.sql.exec("UPDATE versions SET blob = NULL, sha256 = NULL WHERE blob = ?", blob);
     this.orphan(blob, size);
+  }
+
+  /** The bytes of a blob kept in this journal, or null when they live in storage (or are gone). */
+  inlineBytes(blob: string): Uint8Array | null {
+    const row = this.sql.exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM inline_blobs WHERE blob = ?", blob).toArray();
+    return row[0] ? new Uint8Array(row[0].bytes) : null;
   }
 
   /** Drops up to `limit` rows older than `cutoff`, oldest first; returns how many. */
@@ -207,7 +219,8 @@ export class VersionJournal {
   }
 
   private orphan(blob: string, size: number | null): void {
-    this.sql.exec("INSERT OR IGNORE INTO orphans (blob) VALUES (?)", blob);
+    const inline = this.sql.exec("DELETE FROM inline_blobs WHERE blob = ? RETURNING blob", blob).toArray().length > 0;
+    if (!inline) this.sql.exec("INSERT OR IGNORE INTO orphans (blob) VALUES (?)", blob);
     this.onOrphan(blob);
     this.addKeptBytes(-(size ?? 0));
   }

@@ -4,6 +4,7 @@ import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import { compareUtf8 } from "../shared/utf8-order.ts";
 import type { ListEntry, Stat } from "../shared/wire-types.ts";
+import { yieldTurn } from "../shared/yield-turn.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 import {
   DEFAULT_CONTENT_TYPE,
@@ -19,11 +20,14 @@ import {
 } from "./storage-adapter.ts";
 import { isListablePath, TREE_WALK_BUDGET, TreePage } from "./tree-page.ts";
 import { timedBody, UPLOAD_LIMITS, type UploadLimits, UploadSlots } from "./upload-limits.ts";
-import { isBlobName, R2_VERSIONS_PREFIX } from "./version-blobs.ts";
+import { INLINE_VERSION_MAX, isBlobName, R2_VERSIONS_PREFIX } from "./version-blobs.ts";
 import { readWhole, WHOLE_BODY_MAX } from "./whole-body.ts";
 
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
+
+/** Bytes a copy inside storage moves between two turns of the runtime (see takingTurns). */
+const TURN_BYTES = 64 * 1024;
 
 /** R2 deletes and lists move at most this many keys per call. */
 const R2_PAGE = 1000;
@@ -33,8 +37,9 @@ const R2_PAGE = 1000;
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most {@link ANCESTOR_CALLS_MAX}:
  *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
- *   write A + 7 (list, head, put, the version's put and, if the put was refused, its delete; over 256 KiB
- *   get + put to record the hash, see seal, and get + put to keep the version, see keepCopy), move A + 5 (get, list, head, put, delete),
+ *   write A + 6 (list, head, then up to 256 KiB: put, the version's put and, if the put was refused, its
+ *   delete; over it: the version's put, get + put of it to the key with its hash and, if that was refused,
+ *   the version's delete, see stage and place), move A + 5 (get, list, head, put, delete),
  *   prepareRoot A, list with depth 2 + 5 (see listTree), list 28: 2 to judge the folder, a page or two of 1,000
  *   keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
@@ -193,6 +198,13 @@ export class R2Storage implements StorageAdapter {
       }),
     );
     const piping = counted.pipeTo(fixed.writable).catch(() => undefined);
+    if (isBlobName(options.keepAs)) {
+      const staged = await this.stage(options.keepAs, fixed.readable, options.contentType, () => delivered, options);
+      if (!staged.ok) return staged;
+      await piping;
+      const sha256 = hex(await digest.digest);
+      return this.place(key, options.keepAs, sha256, options, current);
+    }
     // The precondition was decided above by the rule every backend shares
     // (writeAllowed). R2 re-checks it atomically, but it must not re-judge the
     // raw headers: it compares If-Match strongly (`W/"x"` never matches), so
@@ -219,8 +231,76 @@ export class R2Storage implements StorageAdapter {
     await piping;
     const sha256 = hex(await digest.digest);
     await this.seal(key, stored, sha256, options.signal);
-    const kept = await this.keepCopy(key, stored, options.keepAs);
-    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept });
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept: false });
+  }
+
+  /**
+   * A streamed write that keeps a version goes to its version blob first, and
+   * from there to its key with its hash ({@link place}): two writes of the
+   * bytes, as the file alone costs (a put, then a copy onto itself for the
+   * hash, see seal), where putting the file, sealing it and copying it to
+   * its blob cost three, each holding the runtime's one thread.
+   */
+  private async stage(
+    blob: string,
+    body: ReadableStream<Uint8Array>,
+    contentType: string,
+    delivered: () => number,
+    options: StorageWriteOptions,
+  ): Promise<Result<null>> {
+    try {
+      await this.bucket.put(R2_VERSIONS_PREFIX + blob, body, { httpMetadata: { contentType } });
+      return ok(null);
+    } catch {
+      // Never wait for the pipe here (see store); nothing was stored.
+      return delivered() === options.length ? refuse("storageFailed") : refuse("lengthMismatch");
+    }
+  }
+
+  /**
+   * Copies a staged blob to its key, with its hash, under the write's
+   * precondition (as store puts it). Until this put lands the file is what
+   * it was: a failure, a precondition lost to another writer, or a
+   * revocation (`signal` cuts the copy, and a put of a cut body stores
+   * nothing) leaves it so and drops the blob. A crash in between leaves the
+   * file as it was, no version recorded (the journal hears of a write only
+   * once it answers) and the blob's bytes unreachable: no row names them.
+   */
+  private async place(
+    key: string,
+    blob: string,
+    sha256: string,
+    options: StorageWriteOptions,
+    current: R2Object | null,
+  ): Promise<Result<StoredWrite>> {
+    const staged = R2_VERSIONS_PREFIX + blob;
+    const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
+    const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
+    let stored: R2Object | null | undefined;
+    try {
+      const object = options.signal?.aborted ? null : await this.bucket.get(staged);
+      if (object && !options.signal?.aborted) {
+        const fixed = new FixedLengthStream(object.size);
+        const signal = options.signal;
+        const piping = takingTurns(object.body)
+          .pipeTo(fixed.writable, signal ? { signal } : {})
+          .catch(() => undefined);
+        stored = await this.bucket.put(key, fixed.readable, {
+          httpMetadata: { contentType: options.contentType },
+          customMetadata: { [SHA256_KEY]: sha256 },
+          ...(conditional ? { onlyIf } : {}),
+        });
+        // null: the precondition failed there, maybe before the body was read (do not wait for the pipe).
+        if (stored) await piping;
+      } else await object?.body.cancel();
+    } catch {
+      stored = undefined;
+    }
+    if (!stored) {
+      await this.bucket.delete(staged).catch(() => undefined);
+      return stored === null ? refuse("preconditionFailed") : refuse("storageFailed");
+    }
+    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept: true });
   }
 
   /**
@@ -267,7 +347,9 @@ export class R2Storage implements StorageAdapter {
 
   /**
    * One buffer, two puts at once: the file, and its version blob when one is
-   * asked. A file that is not stored keeps no blob either.
+   * asked. A file that is not stored keeps no blob either. A version of at
+   * most {@link INLINE_VERSION_MAX} bytes is no put: its bytes go back to the
+   * cap object for the journal's row (`inline`).
    */
   private async putWhole(
     key: string,
@@ -279,45 +361,23 @@ export class R2Storage implements StorageAdapter {
     const conditional = options.ifMatch !== undefined || options.ifNoneMatch !== undefined;
     const onlyIf = new Headers(current ? { "if-match": `"${current.etag}"` } : { "if-none-match": "*" });
     const metadata = { httpMetadata: { contentType: options.contentType }, customMetadata: { [SHA256_KEY]: sha256 } };
-    const blob = isBlobName(options.keepAs) ? R2_VERSIONS_PREFIX + options.keepAs : null;
+    const inline = isBlobName(options.keepAs) && bytes.byteLength <= INLINE_VERSION_MAX;
+    const blob = isBlobName(options.keepAs) && !inline ? R2_VERSIONS_PREFIX + options.keepAs : null;
     const [stored, kept] = await Promise.all([
       this.bucket.put(key, bytes, { ...metadata, ...(conditional ? { onlyIf } : {}) }).catch(() => undefined),
       blob === null
-        ? false
+        ? inline
         : this.bucket.put(blob, bytes, metadata).then(
             () => true,
             () => false,
           ),
     ]);
     if (!stored) {
-      if (kept) await this.bucket.delete(blob!).catch(() => undefined);
+      if (kept && blob !== null) await this.bucket.delete(blob).catch(() => undefined);
       return stored === undefined ? refuse("storageFailed") : refuse("preconditionFailed");
     }
-    return ok({ created: current === null, size: stored.size, etag: stored.etag, sha256, kept });
-  }
-
-  /**
-   * Keeps a streamed write's bytes as its version blob: a copy of the object
-   * just stored, if it is still that version. Streamed bodies are not teed
-   * into two puts: a put refused before reading would leave the other branch
-   * buffering the whole body in memory.
-   */
-  private async keepCopy(key: string, stored: R2Object, keepAs: string | null | undefined): Promise<boolean> {
-    if (!isBlobName(keepAs)) return false;
-    try {
-      const object = await this.bucket.get(key, { onlyIf: { etagMatches: stored.etag } });
-      if (!object || !("body" in object)) return false;
-      const fixed = new FixedLengthStream(object.size);
-      const piping = object.body.pipeTo(fixed.writable).catch(() => undefined);
-      await this.bucket.put(R2_VERSIONS_PREFIX + keepAs, fixed.readable, {
-        httpMetadata: object.httpMetadata ?? {},
-        customMetadata: object.customMetadata ?? {},
-      });
-      await piping;
-      return true;
-    } catch {
-      return false;
-    }
+    const written = { created: current === null, size: stored.size, etag: stored.etag, sha256, kept };
+    return ok(inline ? { ...written, inline: bytes } : written);
   }
 
   async readVersion(blob: string): Promise<Result<VersionBytes>> {
@@ -584,6 +644,38 @@ export class R2Storage implements StorageAdapter {
     }
     return holding < ancestors.length && (await this.bucket.head(ancestors[holding]!)) !== null;
   }
+}
+
+/**
+ * `source` in chunks of 64 KiB, each read after a turn of the runtime
+ * (shared/yield-turn.ts): a copy inside storage reads as fast as the bucket
+ * answers, and on the local runtime the bucket shares the one thread with
+ * every other request, so an unpaced copy of a large file holds that thread
+ * for its whole length. The runtime fills each buffer natively
+ * (`readAtLeast`), so JavaScript sees a chunk per turn, not the bucket's
+ * small ones. A stream that cannot be read so is returned as it is.
+ */
+function takingTurns(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = source.getReader({ mode: "byob" });
+  } catch {
+    return source;
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await yieldTurn();
+      // A failed read is handed on, not thrown: a rejected pull is also reported as unhandled.
+      const read = await reader.readAtLeast(TURN_BYTES, new Uint8Array(TURN_BYTES)).catch((error: unknown) => {
+        controller.error(error);
+        return null;
+      });
+      if (!read) return;
+      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
+      if (read.done) controller.close();
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 interface LaterFolders {

@@ -55,6 +55,8 @@ export interface StorageWriteOptions extends WritePreconditions {
 /** A stored write, and whether its bytes were also kept as the asked version blob. */
 export interface StoredWrite extends WriteResult {
   kept: boolean;
+  /** The kept bytes themselves, when small enough to go in the journal's row instead of a blob (version-blobs.ts). */
+  inline?: Uint8Array | undefined;
 }
 
 /** A version blob's bytes. */

@@ -14,6 +14,16 @@
 export const VERSIONS_DIR_NAME = ".capvault-versions";
 export const R2_VERSIONS_PREFIX = `${VERSIONS_DIR_NAME}/`;
 
+/**
+ * R2 versions of at most this many bytes are kept in the journal's row, not
+ * as a blob: on the local runtime every R2 put is one more SQLite commit
+ * (an fsync on workerd's one thread), which the journal's commit already
+ * pays. The bound is a key's (shared/rel-path.ts MAX_KEY_BYTES), so the
+ * bytes at most double what a row's own path may weigh, and a journal's
+ * storage stays of the order of its rows.
+ */
+export const INLINE_VERSION_MAX = 1024;
+
 const BLOB_NAME = /^[0-9a-f]{32}$/;
 
 /** Whether `name` is a blob name as {@link newBlobName} makes them: checked again at every storage boundary. */

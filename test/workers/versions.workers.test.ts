@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { Version, VersionPage } from "../../shared/wire-types.ts";
 import { selectStorage } from "../../storage-adapters/select-storage.ts";
-import { R2_VERSIONS_PREFIX } from "../../storage-adapters/version-blobs.ts";
+import { INLINE_VERSION_MAX, R2_VERSIONS_PREFIX } from "../../storage-adapters/version-blobs.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 // Every write, move and delete through any cap records a version of the path
@@ -38,6 +38,15 @@ async function blobOf(backend: "r2" | "disk", prefix: string, id: string): Promi
   return runInDurableObject(journal(backend, prefix), async (_i, state) => {
     const row = state.storage.sql.exec<{ blob: string | null }>("SELECT blob FROM versions WHERE id = ?", Number(id));
     return row.toArray()[0]?.blob ?? null;
+  });
+}
+
+/** Whether a blob's bytes are still kept anywhere: in storage, or (small R2 versions) in the journal's own row. */
+async function bytesKept(backend: "r2" | "disk", prefix: string, blob: string): Promise<boolean> {
+  if ((await selectStorage(env, backend)!.readVersion(blob)).ok) return true;
+  return runInDurableObject(journal(backend, prefix), async (_i, state) => {
+    const rows = state.storage.sql.exec("SELECT 1 FROM inline_blobs WHERE blob = ?", blob).toArray();
+    return rows.length > 0;
   });
 }
 
@@ -133,8 +142,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const [, secret] = await versionsOf(root, "s.txt");
     const blob = await blobOf(backend, prefix, secret!.id);
     expect(blob).toMatch(/^[0-9a-f]{32}$/);
-    const storage = selectStorage(env, backend)!;
-    expect((await storage.readVersion(blob!)).ok).toBe(true);
+    expect(await bytesKept(backend, prefix, blob!)).toBe(true);
 
     expect((await redact(root, secret!.id)).status).toBe(204);
     const after = await versionsOf(root, "s.txt");
@@ -145,9 +153,8 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     // Its hash goes with its bytes: it would confirm guesses of a short secret.
     expect(secret!.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(after[1]!.sha256).toBeNull();
-    // Gone from storage itself, not only hidden by the journal.
-    const gone = await storage.readVersion(blob!);
-    expect(gone.ok ? "still there" : gone.error.code).toBe("not_found");
+    // Gone from where they were kept, not only hidden by the journal.
+    expect(await bytesKept(backend, prefix, blob!)).toBe(false);
     expect(await errorCode(await readVersion(root, secret!.id))).toBe("not_found");
     expect((await restore(root, secret!.id)).status).toBe(404);
     // Again: nothing left to destroy, still fine.
@@ -167,8 +174,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
         state.storage.sql.exec("INSERT INTO orphans (blob) VALUES (?)", i.toString(16).padStart(32, "0"));
     });
     expect((await redact(root, secret!.id)).status).toBe(204);
-    const gone = await selectStorage(env, backend)!.readVersion(blob);
-    expect(gone.ok ? "still there" : gone.error.code).toBe("not_found");
+    expect(await bytesKept(backend, prefix, blob)).toBe(false);
   });
 
   it("a child sees only the history inside its subtree; foreign and malformed ids read as unknown", async () => {
@@ -272,7 +278,8 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
 
   it("versions are never listed or nameable, even by a root over the whole store", async () => {
     const whole = cap((await mintRoot("", { backend })).token);
-    await whole.write(`whole-${backend}.txt`, "x");
+    // Over 1 KiB, so R2 keeps the version as a blob too (smaller ones stay in the journal's row).
+    await whole.write(`whole-${backend}.txt`, "x".repeat(2048));
     await whole.write(`whole-${backend}.txt`, "y");
     const listed = await (await whole.list("", "&depth=0")).text();
     expect(listed).not.toContain(".capvault");
@@ -289,5 +296,48 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       const blobs = await env.BUCKET.list({ prefix: R2_VERSIONS_PREFIX });
       expect(blobs.objects.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe("small R2 versions live in the journal's row", () => {
+  const r2Blob = async (blob: string) => env.BUCKET.head(R2_VERSIONS_PREFIX + blob);
+  const inlineRows = (prefix: string) =>
+    runInDurableObject(
+      journal("r2", prefix),
+      async (_i, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM inline_blobs").one().n,
+    );
+
+  it("up to 1 KiB no blob is put; past it, one is; both read, restore and prune alike", async () => {
+    const prefix = `versions/inline/${++counter}/`;
+    const root = cap((await mintRoot(prefix, { backend: "r2", keepVersions: 2 })).token);
+    const small = "s".repeat(INLINE_VERSION_MAX);
+    const large = "L".repeat(INLINE_VERSION_MAX + 1);
+    await root.write("f.txt", small);
+    await root.write("f.txt", large);
+    const [second, first] = await versionsOf(root, "f.txt");
+    const smallBlob = (await blobOf("r2", prefix, first!.id))!;
+    const largeBlob = (await blobOf("r2", prefix, second!.id))!;
+    expect(await r2Blob(smallBlob)).toBeNull();
+    expect(await r2Blob(largeBlob)).not.toBeNull();
+    expect(await (await readVersion(root, first!.id)).text()).toBe(small);
+    expect(await (await readVersion(root, second!.id)).text()).toBe(large);
+    expect((await restore(root, first!.id)).status).toBe(200);
+    expect(await (await root.read("f.txt")).text()).toBe(small);
+    // keepVersions 2: the first version goes with the restore's row, its bytes with it, and no orphan is left.
+    expect((await versionsOf(root, "f.txt")).map((v) => v.id)).not.toContain(first!.id);
+    expect(await inlineRows(prefix)).toBe(1);
+    const orphans = await runInDurableObject(journal("r2", prefix), async (_i, state) =>
+      state.storage.sql.exec("SELECT blob FROM orphans").toArray(),
+    );
+    expect(orphans).toEqual([]);
+  });
+
+  it("a write refused at its put keeps no bytes in the journal", async () => {
+    const prefix = `versions/inline/${++counter}/`;
+    const root = cap((await mintRoot(prefix, { backend: "r2" })).token);
+    await root.write("g.txt", "v1");
+    expect((await root.write("g.txt", "v2", { "if-none-match": "*" })).status).toBe(412);
+    expect(await inlineRows(prefix)).toBe(1);
+    expect((await versionsOf(root, "g.txt")).length).toBe(1);
   });
 });
