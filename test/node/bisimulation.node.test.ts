@@ -11,6 +11,13 @@
  * cap in the sequence), timestamps and the opaque list cursors, which each
  * implementation follows on its own.
  *
+ * Versions are part of it: writes, deletes and moves record history, and
+ * sequences list it, read, restore and redact versions through root and
+ * child caps (the roots keep 1 to 3 versions per path, or the default). A
+ * version's `actor` is a cap id, mapped to its role like every id, and `at`
+ * a time; version ids and history cursors are compared as they are, since
+ * each root's journal counts its own from 1.
+ *
  * The sequences run as BISIM_STREAMS (2) seeded streams at once against the
  * one vault (each sequence has roots of its own), so the file's wall time is
  * not one request after another; BISIM_RUNS (200) sequences in all.
