@@ -70,11 +70,13 @@ export async function versionPage(
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal } = place;
-  const listed = await journal.history(journalPath(at), page.before, page.limit).catch(() => refuse("unavailable"));
+  // One more than the page: a page that is exactly full but last says `cursor: null`, as the contract promises
+  // (a cursor there would send every client for one more, empty, page).
+  const listed = await journal.history(journalPath(at), page.before, page.limit + 1).catch(() => refuse("unavailable"));
   if (!listed.ok) return listed;
-  const { versions } = listed.value;
-  const full = versions.length === page.limit;
-  return ok({ versions, cursor: full ? (versions.at(-1)?.id ?? null) : null });
+  const versions = listed.value.versions.slice(0, page.limit);
+  const more = listed.value.versions.length > page.limit;
+  return ok({ versions, cursor: more ? (versions.at(-1)?.id ?? null) : null });
 }
 
 /** A version's bytes, with what a restore needs: its path relative to the cap's root. */

@@ -27,9 +27,12 @@ import { createHash } from "node:crypto";
 import { defaultMessage, type ErrorCode } from "../../shared/error-codes.ts";
 import { parseGrantRequest } from "../../shared/grant-request.ts";
 import { etagListMatches, parseByteRange, writeAllowed } from "../../shared/http-conditions.ts";
+import { refusal } from "../../shared/refusals.ts";
 import { MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../../shared/rel-path.ts";
+import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { isSubset, RIGHTS, type Right } from "../../shared/rights.ts";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
+import { type ModelBlob, ModelJournal, type ModelVersion, parseVersionId } from "./journal-model.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -82,11 +85,17 @@ export type VaultRequest =
   | { op: "move"; cap: CapPick; body: string }
   | { op: "subdir"; cap: CapPick; body: string }
   | { op: "children"; cap: CapPick }
-  | { op: "revokeChild"; cap: CapPick; child: CapPick };
+  | { op: "revokeChild"; cap: CapPick; child: CapPick }
+  // ---- versions (README.md, "Versions and undo"); `id` is the raw path segment sent ----
+  | { op: "versions"; cap: CapPick; path: string | null; queryFault?: QueryFault; limit?: string; cursor?: string }
+  | { op: "readVersion"; cap: CapPick; id: string }
+  | { op: "restore"; cap: CapPick; id: string }
+  | { op: "redact"; cap: CapPick; id: string };
+// ---- quotas (being built on another branch): their requests join this union here, and `apply` below ----
 
 export interface ModelAnswer {
   observation: Observation;
-  /** For a list: the cursor to send for the next page (the model's own, opaque), or null. */
+  /** For a list: the cursor to send for the next page (the model's own, opaque), or null; for versions, an id. */
   cursor?: string | null;
   /** For a successful subdir: the role of the new cap. */
   minted?: number;
@@ -94,6 +103,7 @@ export interface ModelAnswer {
 
 const DEFAULT_CONTENT_TYPE = "application/octet-stream";
 const MAX_LIST_LIMIT = 1000;
+const MAX_VERSION_LIMIT = 100;
 
 /** The contract's code → status table (worker/http-error.ts states it for the implementation). */
 const STATUS: Record<ErrorCode, number> = {
@@ -117,12 +127,16 @@ const STATUS: Record<ErrorCode, number> = {
 
 /** Codes whose message the contract fixes; every other message is left unspecified. */
 const FIXED_MESSAGES = new Set<ErrorCode>(["no_such_cap", "path_escapes", "absolute_path", "outside_root"]);
+/** The one answer for an id a cap may not name (README: unknown, malformed, foreign and out of scope alike). */
+const NO_SUCH_VERSION = refusal("noSuchVersion").message;
 
 interface ModelFile {
   bytes: Uint8Array;
   etag: string;
   sha256: string;
   contentType: string;
+  /** The bytes its versions point at (a move carries them along, a delete points at them). */
+  blob: ModelBlob;
 }
 
 interface ModelCap {
@@ -149,16 +163,22 @@ const MODEL_CURSOR = "model-cursor:";
 
 export class VaultModel {
   private readonly files = new Map<string, ModelFile>();
-  /** Bytes of superseded content still kept, by the key it was current at (quotas count them; nothing is pruned here). */
-  private readonly kept = new Map<string, number>();
+  /**
+   * Superseded content, by its bytes, with the key it was current at: quotas count it while a version still
+   * points at it (not pruned) and it is not redacted, each set of bytes once, as the journal's ledger does.
+   */
+  private readonly kept = new Map<ModelBlob, { key: string; size: number }>();
   private readonly caps: ModelCap[] = [];
+  private readonly journal: ModelJournal;
 
   /**
    * @param prefix the root cap's prefix as the admin minted it, ending in `/`
    *   (it counts towards the 1,024-byte key limit, so it matters)
    * @param label the root cap's label
+   * @param keepVersions the root's retention (versions kept per path)
    */
-  constructor(prefix: string, label: string | null) {
+  constructor(prefix: string, label: string | null, keepVersions = DEFAULT_RETENTION.keepVersions) {
+    this.journal = new ModelJournal(keepVersions);
     this.caps.push({
       role: 0,
       parent: null,
@@ -176,6 +196,22 @@ export class VaultModel {
   /** How many caps were minted in this sequence (roles are `0 .. capCount-1`). */
   get capCount(): number {
     return this.caps.length;
+  }
+
+  /** The newest version id of the root so far (lets a test name existing, recent and unknown ids). */
+  get newestVersionId(): number {
+    return this.journal.newestId;
+  }
+
+  /** The version ids cap `role` can name now, newest first (none for a dead cap). */
+  versionIdsOf(role: number): number[] {
+    const cap = this.caps[role];
+    return cap?.alive ? this.journal.idsIn(scopeOf(cap)) : [];
+  }
+
+  /** Every path (relative to the root cap) that ever had a version. */
+  get versionedPaths(): string[] {
+    return this.journal.paths;
   }
 
   /** The etag a file at `path` of cap `role` has now, if any (lets a test send a current If-Match). */
@@ -212,6 +248,14 @@ export class VaultModel {
         return this.childrenOf(request.cap);
       case "revokeChild":
         return this.revokeChild(request.cap, request.child);
+      case "versions":
+        return this.versions(request);
+      case "readVersion":
+        return this.readVersion(request);
+      case "restore":
+        return this.restore(request);
+      case "redact":
+        return this.redact(request);
     }
   }
 
@@ -243,12 +287,13 @@ export class VaultModel {
         bytes += file.bytes.length;
         files += 1;
       }
-    for (const [key, size] of this.kept) if (key.startsWith(prefix)) bytes += size;
+    for (const [blob, { key, size }] of this.kept)
+      if (key.startsWith(prefix) && !blob.redacted && this.journal.holds(blob)) bytes += size;
     return { bytes, files };
   }
 
   private supersede(key: string, file: ModelFile): void {
-    this.kept.set(key, (this.kept.get(key) ?? 0) + file.bytes.length);
+    this.kept.set(file.blob, { key, size: file.bytes.length });
   }
 
   private revoke(pick: CapPick): ModelAnswer {
@@ -394,12 +439,12 @@ export class VaultModel {
     const etag = md5Hex(request.content);
     const sha256 = createHash("sha256").update(request.content).digest("hex");
     if (current) this.supersede(key.value, current);
-    this.files.set(key.value, {
-      bytes: request.content.slice(),
-      etag,
-      sha256,
-      contentType: request.contentType || DEFAULT_CONTENT_TYPE,
-    });
+    const bytes = request.content.slice();
+    const file = { bytes, etag, sha256, contentType: request.contentType || DEFAULT_CONTENT_TYPE };
+    const blob: ModelBlob = { bytes, redacted: false };
+    this.files.set(key.value, { ...file, blob });
+    const { cap } = access.value;
+    this.journal.write(this.journalPath(key.value), !current, { ...file, size: bytes.length, blob }, cap.role);
     return {
       observation: {
         status: current ? 200 : 201,
@@ -415,9 +460,11 @@ export class VaultModel {
     const key = fileKey(access.value.cap, access.value.path);
     if (!key.ok) return { observation: key.observation };
     const gone = this.files.get(key.value);
-    if (gone) this.supersede(key.value, gone);
-    if (this.files.delete(key.value)) return { observation: empty(204) };
-    return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
+    if (!gone) return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
+    this.supersede(key.value, gone);
+    this.files.delete(key.value);
+    this.journal.remove(this.journalPath(key.value), contentOf(gone), access.value.cap.role);
+    return { observation: empty(204) };
   }
 
   private stat(request: VaultRequest & { op: "stat" }): ModelAnswer {
@@ -523,12 +570,90 @@ export class VaultModel {
     if (!source) return { observation: this.isDir(src.value) ? error("conflict") : error("not_found") };
     if (this.someAncestorIsFile(dst.value)) return { observation: error("conflict") };
     if (this.isDir(dst.value)) return { observation: error("conflict") };
-    if (this.files.has(dst.value) && !overwrite) return { observation: error("conflict") };
-    const replaced = this.files.get(dst.value);
-    if (replaced && src.value !== dst.value) this.supersede(dst.value, replaced);
+    const replacedFile = this.files.get(dst.value);
+    const replaced = replacedFile !== undefined;
+    if (replaced && !overwrite) return { observation: error("conflict") };
+    if (replacedFile && src.value !== dst.value) this.supersede(dst.value, replacedFile);
     this.files.delete(src.value);
     this.files.set(dst.value, source);
+    // A move onto itself changes nothing, so it records nothing.
+    if (src.value !== dst.value)
+      this.journal.move(
+        this.journalPath(src.value),
+        this.journalPath(dst.value),
+        contentOf(source),
+        replaced,
+        cap.role,
+      );
     return { observation: json(200, { from, to }) };
+  }
+
+  // ---- versions ----------------------------------------------------------
+
+  /** A file's versions, newest first; a deleted file's too. The cursor is the id of the last one shown. */
+  private versions(request: VaultRequest & { op: "versions" }): ModelAnswer {
+    const access = this.authorize(request.cap, ["read"], request.path, { fault: request.queryFault });
+    if (!access.ok) return { observation: access.observation };
+    const { cap, path } = access.value;
+    const limit = parseLimit(request.limit, MAX_VERSION_LIMIT);
+    if (limit === null) return { observation: error("bad_request") };
+    let before: number | null = null;
+    if (request.cursor !== undefined && request.cursor !== "") {
+      before = parseVersionId(request.cursor);
+      if (before === null) return { observation: error("bad_request") };
+    }
+    const key = fileKey(cap, path);
+    if (!key.ok) return { observation: key.observation };
+    const rows = this.journal.history(this.journalPath(key.value), before, limit + 1);
+    const page = rows.slice(0, limit);
+    // Null on the last page (README), so a page that is exactly full but last says so.
+    const cursor = rows.length > limit ? String(page.at(-1)!.id) : null;
+    return { observation: json(200, { versions: page.map(versionView), cursor }), cursor };
+  }
+
+  private readVersion(request: VaultRequest & { op: "readVersion" }): ModelAnswer {
+    const found = this.findVersion(request.cap, "read", request.id);
+    if (!found.ok) return { observation: found.observation };
+    const { blob, contentType } = found.value;
+    const headers = { "content-type": contentType, "content-length": String(blob.bytes.length) };
+    return { observation: { status: 200, headers, body: { bytes: hex(blob.bytes) } } };
+  }
+
+  /** A restore is a write of the version's bytes to its path, through this cap, as the cap would write them. */
+  private restore(request: VaultRequest & { op: "restore" }): ModelAnswer {
+    const found = this.findVersion(request.cap, "write", request.id);
+    if (!found.ok) return { observation: found.observation };
+    const { blob, contentType, path } = found.value;
+    const cap = this.live(request.cap)!;
+    const relative = path.slice(scopeOf(cap).length);
+    const written = this.write({ op: "write", cap: request.cap, path: relative, content: blob.bytes, contentType });
+    // Answered 200 whether the file was there or not: a restore brings back, it does not create.
+    const { observation } = written;
+    return { observation: observation.status === 201 ? { ...observation, status: 200 } : observation };
+  }
+
+  /** Destroys the bytes (for every version sharing them) and their hash; the records stay. Twice is fine. */
+  private redact(request: VaultRequest & { op: "redact" }): ModelAnswer {
+    const found = this.findVersion(request.cap, "delete", request.id, { redactedToo: true });
+    if (!found.ok) return { observation: found.observation };
+    found.value.blob.redacted = true;
+    return { observation: empty(204) };
+  }
+
+  /** The right first, then the id: unknown, malformed and out of scope answer alike; then whether bytes are left. */
+  private findVersion(pick: CapPick, right: Right, rawId: string, { redactedToo = false } = {}): Outcome<ModelVersion> {
+    const cap = this.live(pick);
+    if (!cap) return { ok: false, observation: noSuchCap() };
+    if (!cap.rights.includes(right)) return { ok: false, observation: error("forbidden") };
+    const row = this.journal.find(rawId, scopeOf(cap));
+    if (!row) return { ok: false, observation: error("not_found", {}, NO_SUCH_VERSION) };
+    if (row.blob.redacted && !redactedToo) return { ok: false, observation: error("not_found") };
+    return { ok: true, value: row };
+  }
+
+  /** How the root's journal names a file: its key below level 0, the admin's prefix. */
+  private journalPath(key: string): string {
+    return key.slice(this.caps[0]!.levels[0]!.length);
   }
 
   // ---- internals ---------------------------------------------------------
@@ -661,12 +786,35 @@ function fileKey(cap: ModelCap, path: RelPath): Outcome<string> {
   return utf8Length(key) > MAX_KEY_BYTES ? { ok: false, observation: error("invalid_path") } : { ok: true, value: key };
 }
 
-/** `limit`: absent or empty means 1000; otherwise an integer from 1 to 1000. */
-function parseLimit(raw: string | undefined): number | null {
-  if (raw === undefined || raw === "") return MAX_LIST_LIMIT;
+/** `limit`: absent or empty means the most; otherwise an integer from 1 to the most. */
+function parseLimit(raw: string | undefined, most = MAX_LIST_LIMIT): number | null {
+  if (raw === undefined || raw === "") return most;
   if (!/^\d+$/.test(raw)) return null;
   const limit = Number(raw);
-  return limit >= 1 && limit <= MAX_LIST_LIMIT ? limit : null;
+  return limit >= 1 && limit <= most ? limit : null;
+}
+
+/** A cap's scope in its root's journal: its root below level 0. */
+function scopeOf(cap: ModelCap): string {
+  return cap.levels.slice(1).join("");
+}
+
+function contentOf(file: ModelFile) {
+  return { size: file.bytes.length, sha256: file.sha256, contentType: file.contentType, blob: file.blob };
+}
+
+/** A version as `GET /versions` shows it: a redacted one keeps its size but loses its hash. */
+function versionView(row: ModelVersion): Json {
+  const { redacted } = row.blob;
+  return {
+    id: String(row.id),
+    operation: row.op,
+    at: "<time>",
+    size: row.size,
+    sha256: redacted ? null : row.sha256,
+    actor: idOf(row.actor),
+    redacted,
+  };
 }
 
 /** A request's JSON body; an empty body counts as `{}`. */

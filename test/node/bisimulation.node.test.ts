@@ -11,6 +11,13 @@
  * cap in the sequence), timestamps and the opaque list cursors, which each
  * implementation follows on its own.
  *
+ * Versions are part of it: writes, deletes and moves record history, and
+ * sequences list it, read, restore and redact versions through root and
+ * child caps (the roots keep 1 to 3 versions per path, or the default). A
+ * version's `actor` is a cap id, mapped to its role like every id, and `at`
+ * a time; version ids and history cursors are compared as they are, since
+ * each root's journal counts its own from 1.
+ *
  * The sequences run as BISIM_STREAMS (2) seeded streams at once against the
  * one vault (each sequence has roots of its own), so the file's wall time is
  * not one request after another; BISIM_RUNS (200) sequences in all.
@@ -91,7 +98,19 @@ type Command =
   | { kind: "children"; cap: CapArg }
   /** The last listing that had more pages, continued from its first cursor now, after whatever happened since. */
   | { kind: "resume" }
-  | { kind: "info"; cap: CapArg };
+  | { kind: "info"; cap: CapArg }
+  // ---- versions ----
+  | { kind: "versions"; cap: CapArg; path: PathArg; limit?: string; cursor?: VersionIdArg }
+  | { kind: "readVersion" | "restore" | "redact"; cap: CapArg; id: VersionIdArg };
+// ---- quotas (being built on another branch): their commands join this union, `command` and `toPlainRequest` here ----
+
+/**
+ * A version id as sent: one the cap can name (`mine`, counted back from its
+ * newest), one of the root's newest (`recent`, so redacted, pruned and
+ * out-of-scope ones come up often), any allocated so far, one not allocated
+ * yet, or a raw string that is no id.
+ */
+type VersionIdArg = { mine: number } | { recent: number } | { any: number } | { unknown: number } | { raw: string };
 
 // Few names, so that commands collide on the same files and folders. `a`, `a b`, `a.b` and `a_b` sort
 // differently as R2 keys (`a/…` after `a.b`) than as names (`a` first): the delimiter and resume logic must agree.
@@ -383,7 +402,63 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 4, arbitrary: fc.constant<Command>({ kind: "resume" }) },
 );
 
-const commandSequence = fc.array(command, { minLength: 5, maxLength: 25 });
+const versionId: fc.Arbitrary<VersionIdArg> = fc.oneof(
+  { weight: 6, arbitrary: fc.nat(3).map((mine) => ({ mine })) },
+  { weight: 5, arbitrary: fc.nat(3).map((recent) => ({ recent })) },
+  { weight: 3, arbitrary: fc.nat(1000).map((any) => ({ any })) },
+  { weight: 1, arbitrary: fc.nat(3).map((unknown) => ({ unknown })) },
+  {
+    weight: 2,
+    // Not ids: zero, a leading zero, signs, exponents, past 2^53, past 16 digits, a name.
+    arbitrary: fc
+      .constantFrom("0", "01", "-1", "+1", "1e1", "1.0", "abc", "9007199254740993", "99999999999999999", "１")
+      .map((raw) => ({ raw })),
+  },
+);
+
+/** Child caps (minted with various rights by `subdir`) more often than for other commands: scope and rights matter. */
+const versionCap: fc.Arbitrary<CapArg> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(0) },
+  { weight: 6, arbitrary: fc.constant("latest" as const) },
+  { weight: 6, arbitrary: fc.nat(1000) },
+  { weight: 1, arbitrary: fc.constantFrom<CapArg>("unknown", "malformed") },
+);
+
+const versionCommands: fc.Arbitrary<Command>[] = [
+  fc.record({
+    kind: fc.constant("versions" as const),
+    cap: versionCap,
+    path: queryPath,
+    limit: fc.oneof(
+      { weight: 5, arbitrary: fc.constant(undefined) },
+      { weight: 4, arbitrary: fc.constantFrom("1", "2") },
+      { weight: 1, arbitrary: fc.constantFrom("100", "0", "101", "abc", "", "01", "-1") },
+    ),
+    cursor: fc.oneof({ weight: 10, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: versionId }),
+  }),
+  ...(["readVersion", "restore", "redact"] as const).map((kind) =>
+    fc.record({ kind: fc.constant(kind), cap: versionCap, id: versionId }),
+  ),
+];
+
+const commandWithVersions: fc.Arbitrary<Command> = fc.oneof(
+  { weight: 43, arbitrary: command },
+  { weight: 5, arbitrary: versionCommands[0]! },
+  { weight: 3, arbitrary: versionCommands[1]! },
+  { weight: 3, arbitrary: versionCommands[2]! },
+  { weight: 2, arbitrary: versionCommands[3]! },
+);
+
+/** Each sequence's roots keep the default history, or only the last 1 to 3 versions of each path. */
+const keepVersions = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
+);
+const commandSequence = fc.record({
+  keepVersions,
+  commands: fc.array(commandWithVersions, { minLength: 5, maxLength: 25 }),
+});
+type Sequence = { keepVersions: number | undefined; commands: Command[] };
 
 // ---- one implementation over HTTP -------------------------------------------
 
@@ -479,8 +554,22 @@ async function perform(
       response = await fetch(`${base}/children/${child}`, { method: "DELETE" });
       break;
     }
+    case "versions": {
+      const query = pathQuery(request.path, raw);
+      if (request.limit !== undefined) query.push(`limit=${encodeURIComponent(request.limit)}`);
+      if (request.cursor !== undefined) query.push(`cursor=${encodeURIComponent(request.cursor)}`);
+      response = await fetch(url("/versions", query));
+      break;
+    }
+    case "readVersion":
+      response = await fetch(`${base}/versions/${encodeURIComponent(request.id)}`);
+      break;
+    case "restore":
+    case "redact":
+      response = await fetch(`${base}/versions/${encodeURIComponent(request.id)}/${request.op}`, { method: "POST" });
+      break;
   }
-  return observe(impl, response, request.op === "read");
+  return observe(impl, response, request.op);
 }
 
 const COMPARED_HEADERS = ["content-type", "etag", "content-range", "last-modified", "accept-ranges"];
@@ -489,8 +578,9 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 async function observe(
   impl: HttpImpl,
   response: Response,
-  isFileRead: boolean,
+  op: VaultRequest["op"],
 ): Promise<{ observation: Observation; cursor: string | null }> {
+  const isFileRead = op === "read" || op === "readVersion";
   const headers: Record<string, string> = {};
   for (const name of COMPARED_HEADERS) {
     const value = response.headers.get(name);
@@ -512,19 +602,24 @@ async function observe(
     const parsed = JSON.parse(new TextDecoder().decode(bytes)) as Json;
     if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) && typeof parsed.cursor === "string")
       cursor = parsed.cursor;
-    body = normaliseJson(impl, parsed);
+    body = normaliseJson(impl, parsed, "", op === "versions");
   } else body = bytes.length === 0 ? null : { unexpected: new TextDecoder().decode(bytes) };
   return { observation: { status: response.status, headers, body }, cursor };
 }
 
-/** Maps per-instance values to comparable ones; anything unrecognised is left raw so that it shows as a difference. */
-function normaliseJson(impl: HttpImpl, value: Json, key = ""): Json {
+/**
+ * Maps per-instance values to comparable ones; anything unrecognised is left raw so that it shows as a difference.
+ * Version ids and their cursors are NOT per instance: each root (one per backend per sequence) has a journal of its
+ * own counting from 1, so R2, disk and the model must agree on them exactly. A version's `actor` is a cap id (per
+ * instance, so mapped to its role like `id`) and its `at` a time.
+ */
+function normaliseJson(impl: HttpImpl, value: Json, key = "", versionPage = false): Json {
   if (Array.isArray(value)) {
     const items = key === "children" ? orderChildren(value) : value;
     return items.map((item) => normaliseJson(impl, item));
   }
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normaliseJson(impl, v, k)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normaliseJson(impl, v, k, versionPage)]));
   }
   if (typeof value !== "string") return value;
   switch (key) {
@@ -537,16 +632,18 @@ function normaliseJson(impl: HttpImpl, value: Json, key = ""): Json {
       return role >= 0 ? `<url:${role}>` : value;
     }
     case "id":
-    case "parent": {
+    case "parent":
+    case "actor": {
       const role = impl.ids.indexOf(value);
       return role >= 0 ? `<id:${role}>` : value;
     }
     case "createdAt":
     case "expiresAt":
     case "modified":
+    case "at":
       return ISO_TIME.test(value) && new Date(value).toISOString() === value ? "<time>" : value;
     case "cursor":
-      return "<cursor>";
+      return versionPage ? value : "<cursor>";
     default:
       return value;
   }
@@ -706,7 +803,32 @@ function toPlainRequest(
       return { request: { op: cmd.kind, cap: pickCap(cmd.cap, model) } };
     case "resume":
       return null; // run by runSequence, from the saved listing
+    case "versions": {
+      const request: VaultRequest = { op: "versions", cap: pickCap(cmd.cap, model), path: cmd.path.text };
+      if (cmd.limit !== undefined) request.limit = cmd.limit;
+      if (cmd.cursor !== undefined) request.cursor = versionIdFor(cmd.cursor, model, request.cap);
+      return { request, ...raw(cmd.path) };
+    }
+    case "readVersion":
+    case "restore":
+    case "redact": {
+      const cap = pickCap(cmd.cap, model);
+      return { request: { op: cmd.kind, cap, id: versionIdFor(cmd.id, model, cap) } };
+    }
   }
+}
+
+function versionIdFor(arg: VersionIdArg, model: VaultModel, cap: CapPick): string {
+  const newest = model.newestVersionId;
+  if ("raw" in arg) return arg.raw;
+  if ("unknown" in arg) return String(newest + 1 + arg.unknown);
+  if ("mine" in arg) {
+    // None it can name: the newest of the root, which it may or may not reach.
+    const mine = "role" in cap ? model.versionIdsOf(cap.role) : [];
+    return String(mine.length > 0 ? mine[arg.mine % mine.length] : Math.max(1, newest));
+  }
+  if (newest === 0) return "1";
+  return String("recent" in arg ? Math.max(1, newest - arg.recent) : 1 + (arg.any % newest));
 }
 
 function raw(path: ResolvedPath): { raw?: string } {
@@ -735,7 +857,8 @@ async function step(
   const trace: Trace = { model: [first.observation], r2: [], disk: [] };
   const firstCursors: Cursors = { model: first.cursor ?? null, r2: null, disk: null };
   let modelCursor = first.cursor ?? null;
-  while (request.op === "list" && modelCursor !== null && trace.model.length < MAX_PAGES) {
+  const paged = request.op === "list" || request.op === "versions";
+  while (paged && modelCursor !== null && trace.model.length < MAX_PAGES) {
     const next = model.apply({ ...request, cursor: modelCursor });
     trace.model.push(next.observation);
     modelCursor = next.cursor ?? null;
@@ -752,7 +875,7 @@ async function step(
         page = { ...page, observation: { ...page.observation, body: normaliseJson(impl, body) } };
       }
       trace[impl.name].push(page.observation);
-      while (request.op === "list" && page.cursor !== null && trace[impl.name].length < MAX_PAGES) {
+      while (paged && page.cursor !== null && trace[impl.name].length < MAX_PAGES) {
         page = await perform(impl, { ...request, cursor: page.cursor }, rawPath);
         trace[impl.name].push(page.observation);
       }
@@ -770,11 +893,15 @@ function asExpected(observation: Observation): unknown {
   return observation;
 }
 
-async function mintRoot(backend: "r2" | "disk", prefix: string): Promise<{ token: string; id: string }> {
+async function mintRoot(
+  backend: "r2" | "disk",
+  prefix: string,
+  keepVersions: number | undefined,
+): Promise<{ token: string; id: string }> {
   const response = await fetch(`${vault.url}/admin/roots`, {
     method: "POST",
     headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend, prefix, label: "bisim" }),
+    body: JSON.stringify({ backend, prefix, label: "bisim", keepVersions }),
   });
   if (response.status !== 201)
     throw new Error(`minting a ${backend} root failed: ${response.status} ${await response.text()}`);
@@ -785,11 +912,14 @@ let commandsRun = 0;
 /** `op status` (and whether a child cap was used) → how often the model answered so; printed with BISIM_STATS=1. */
 const outcomes = new Map<string, number>();
 
-async function runSequence(commands: Command[]): Promise<void> {
+async function runSequence(commands: Command[], keepVersions?: number): Promise<void> {
   // Fixed-width, so the prefix (which counts towards the key limit) has the same length in every run and replay.
   const n = String(++sequence).padStart(6, "0");
-  const [r2Root, diskRoot] = await Promise.all([mintRoot("r2", `bisim/${n}/`), mintRoot("disk", `bisim/${n}`)]);
-  const model = new VaultModel(`bisim/${n}/`, "bisim");
+  const [r2Root, diskRoot] = await Promise.all([
+    mintRoot("r2", `bisim/${n}/`, keepVersions),
+    mintRoot("disk", `bisim/${n}`, keepVersions),
+  ]);
+  const model = new VaultModel(`bisim/${n}/`, "bisim", keepVersions);
   const impls: HttpImpl[] = [
     { name: "r2", tokens: [r2Root.token], ids: [r2Root.id] },
     { name: "disk", tokens: [diskRoot.token], ids: [diskRoot.id] },
@@ -851,6 +981,16 @@ async function runSequence(commands: Command[]): Promise<void> {
       else await check(`final sweep: read ${JSON.stringify(path)}`, { op: "read", cap: { role: 0 }, path });
     }
   }
+  // And the whole history: every path that ever had a version, and every id allocated (pruned and redacted ones
+  // included, so bytes a prune or a redaction took from a version that still shares them would show). Reads only,
+  // so they run at once.
+  const ids = Array.from({ length: model.newestVersionId }, (_, i) => String(i + 1));
+  await Promise.all([
+    ...model.versionedPaths.map((path) =>
+      check(`final sweep: versions ${JSON.stringify(path)}`, { op: "versions", cap: { role: 0 }, path }),
+    ),
+    ...ids.map((id) => check(`final sweep: version ${id}`, { op: "readVersion", cap: { role: 0 }, id })),
+  ]);
 }
 
 function describeRequest(request: VaultRequest): string {
@@ -975,6 +1115,15 @@ const KNOWN: [string, Command[]][] = [
       { kind: "resume" },
     ],
   ],
+  [
+    "a file's versions end with cursor null on a page that is exactly full",
+    [
+      write(0, "f"),
+      write(0, "f"),
+      { kind: "versions", cap: 0, path: pathArg("f"), limit: "1" },
+      { kind: "versions", cap: 0, path: pathArg("f"), limit: "2" },
+    ],
+  ],
 ];
 
 it.each(KNOWN)("%s", async (_name, commands) => {
@@ -984,11 +1133,11 @@ it.each(KNOWN)("%s", async (_name, commands) => {
 // ---- the property -----------------------------------------------------------------
 
 /** One seeded stream of `numRuns` sequences; its failure message says how to replay it alone. */
-async function checkStream(seed: number, numRuns: number): Promise<fc.RunDetails<[Command[]]>> {
+async function checkStream(seed: number, numRuns: number): Promise<fc.RunDetails<[Sequence]>> {
   const started = Date.now();
   const details = await fc.check(
-    fc.asyncProperty(commandSequence, async (commands) => {
-      await runSequence(commands);
+    fc.asyncProperty(commandSequence, async ({ commands, keepVersions }) => {
+      await runSequence(commands, keepVersions);
     }),
     { seed, numRuns, ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}), interruptAfterTimeLimit: 600_000 },
   );
@@ -1020,7 +1169,7 @@ it(`model, R2 and disk answer every random sequence alike (${NUM_RUNS} sequences
   const results = await Promise.allSettled(streams.map(({ seed, runs }) => checkStream(seed, runs)));
   const failed = results.find((r) => r.status === "rejected");
   if (failed) throw failed.reason;
-  const all = results.map((r) => (r as PromiseFulfilledResult<fc.RunDetails<[Command[]]>>).value);
+  const all = results.map((r) => (r as PromiseFulfilledResult<fc.RunDetails<[Sequence]>>).value);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const ran = all.reduce((n, details) => n + details.numRuns, 0);
   console.log(

@@ -5,7 +5,8 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { cap, child, mintRoot } from "./vault.ts";
+import type { VersionPage } from "../../shared/wire-types.ts";
+import { call, cap, child, mintRoot } from "./vault.ts";
 
 let counter = 0;
 
@@ -86,6 +87,20 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       expect((await fs.read("f")).headers.get("content-type")).toBe(type);
       expect(await (await fs.stat("f")).json()).toMatchObject({ contentType: type });
     }
+  });
+
+  it("ends a file's versions with `cursor: null` on a page that is exactly full", async () => {
+    const fs = await fresh();
+    for (const body of ["one", "two"]) expect((await fs.write("f", body)).status).toBeLessThan(300);
+    const page = async (query: string) =>
+      (await (await call("GET", `/object/${fs.token}/versions?path=f${query}`)).json()) as VersionPage;
+    const first = await page("&limit=1");
+    expect(first.versions.map((v) => v.operation)).toEqual(["modified"]);
+    expect(first.cursor).toBe(first.versions[0]!.id);
+    const last = await page(`&limit=1&cursor=${first.cursor}`);
+    expect(last.versions.map((v) => v.operation)).toEqual(["created"]);
+    expect(last.cursor).toBeNull();
+    expect(await page("&limit=2")).toMatchObject({ cursor: null });
   });
 
   it.runIf(backend === "r2")(
