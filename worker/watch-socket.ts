@@ -4,6 +4,7 @@ import { refusal } from "../shared/refusals.ts";
 import type { CapStub } from "./cap-stub.ts";
 import type { Env } from "./env.ts";
 import { errorResponse } from "./http-error.ts";
+import { relaySocket } from "./socket-relay.ts";
 
 /** Only the journal's binding reaches this URL; its host is never looked up. */
 const JOURNAL_URL = "https://journal.internal/watch";
@@ -11,7 +12,8 @@ const JOURNAL_URL = "https://journal.internal/watch";
 /**
  * `GET /watch` with `Upgrade: websocket`: the cap's object admits the watcher
  * (read, a valid `since`), the root's journal accepts the socket (hibernatable,
- * durable-objects/watch-sockets.ts), and this hands the client its end. Any
+ * durable-objects/watch-sockets.ts), and this relays it to the client
+ * (socket-relay.ts: so the client sees a close at once). Any
  * refusal is the route's usual JSON answer, never a socket.
  */
 export async function watchSocket(env: Env, cap: CapStub, since: string | null): Promise<Response> {
@@ -29,5 +31,5 @@ export async function watchSocket(env: Env, cap: CapStub, since: string | null):
     await journal.closeWatchers(watcher.capId).catch(() => null);
     return errorResponse(alive.error);
   }
-  return new Response(null, { status: 101, webSocket: accepted.webSocket });
+  return new Response(null, { status: 101, webSocket: relaySocket(accepted.webSocket) });
 }
