@@ -25,6 +25,7 @@ const EXPECTED: Record<string, RegExp[]> = {
   depth: [/^depth-\d+ ÷ depth-1 read p50$/],
   clients: [/^\d+ clients, mixed calls \(R2\)$/, /^\d+ clients reading: one hot cap vs a cap each$/],
   rpc: [/^narrow \+ read: RPC pipelined vs two HTTP requests$/],
+  watch: [/^watch: write on one cap → event on another, p50$/, /^watch: write on one cap → event on another, max$/],
   caps: [
     /caps: mint a child cap/,
     /caps: warm read via any cap p50$/,

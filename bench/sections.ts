@@ -9,6 +9,7 @@ import { mcp } from "./mcp.ts";
 import { r2 } from "./r2.ts";
 import { revocation } from "./revocation.ts";
 import { rpc } from "./rpc.ts";
+import { watch } from "./watch.ts";
 
 export type Section = (ctx: BenchContext) => Promise<Row[]>;
 
@@ -25,6 +26,7 @@ export const SECTIONS: Record<string, Section> = {
   depth,
   clients,
   rpc,
+  watch,
   caps: manyCaps,
   revocation,
 };
