@@ -16,13 +16,16 @@ export const R2_VERSIONS_PREFIX = `${VERSIONS_DIR_NAME}/`;
 
 /**
  * R2 versions of at most this many bytes are kept in the journal's row, not
- * as a blob: on the local runtime every R2 put is one more SQLite commit
- * (an fsync on workerd's one thread), which the journal's commit already
- * pays. The bound is a key's (shared/rel-path.ts MAX_KEY_BYTES), so the
- * bytes at most double what a row's own path may weigh, and a journal's
- * storage stays of the order of its rows.
+ * as a blob. Only an empty file is: redaction must destroy bytes for good,
+ * and a row's bytes do not go with its `DELETE`. SQLite leaves them in the
+ * WAL and in free pages (`PRAGMA secure_delete` is refused in a Durable
+ * Object), and Cloudflare's point-in-time recovery keeps 30 days of them; a
+ * redacted 40-byte API key was found in the journal's WAL this way. At 1 KiB
+ * this saved one R2 commit per small write (4 fsyncs → 3 locally); the R2
+ * delete of a blob is what redaction can promise. The mechanism stays for
+ * the empty version, which has nothing to destroy.
  */
-export const INLINE_VERSION_MAX = 1024;
+export const INLINE_VERSION_MAX = 0;
 
 const BLOB_NAME = /^[0-9a-f]{32}$/;
 
