@@ -1,9 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { capObjectStub, rootJournalStub } from "../../durable-objects/object-stubs.ts";
+import { QuotaHolds } from "../../durable-objects/quota-holds.ts";
 import { QuotaLedger } from "../../durable-objects/quota-ledger.ts";
 import { digestToken } from "../../shared/token.ts";
 import type { CapInfo, ListPage, VersionPage } from "../../shared/wire-types.ts";
+import { UPLOAD_LIMITS, uploadDeadline } from "../../storage-adapters/upload-limits.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 // A root minted with maxBytes/maxFiles, and children minted tighter, refuse
@@ -279,5 +281,28 @@ describe("a quota hold and a revocation", () => {
       state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM quota_holds").one(),
     );
     expect(holds.n).toBe(0);
+  });
+});
+
+describe("a quota hold's lifetime", () => {
+  // A hold is dropped once its upload must have failed. A deployment may let
+  // uploads run slower than the defaults (CAPVAULT_UPLOAD_MIN_BYTES_PER_SECOND):
+  // a hold timed by the defaults would lapse under a live upload and admit a
+  // second write into the same room, taking the subtree past its limit.
+  it("lasts as long as storage lets its upload run, by the deployment's bounds", async () => {
+    const slow = { ...UPLOAD_LIMITS, minBytesPerSecond: 1024 };
+    const chain = [{ prefix: "", maxBytes: 1_000_000, maxFiles: null }];
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`quota-holds/${++counter}`));
+    const outcome = await runInDurableObject(journal, (_instance, state) => {
+      const holds = new QuotaHolds(state.storage.sql);
+      const empty = () => ({ bytes: 0, files: 0 });
+      const start = 1_000_000;
+      const first = holds.admit(chain, "a", 600_000, start, empty, () => false, slow);
+      // The first upload may still be running here (at 1 KiB/s), long past the defaults' deadline.
+      const late = uploadDeadline(600_000, slow, start);
+      const second = holds.admit(chain, "b", 600_000, late, empty, () => false, slow);
+      return [first.ok, second.ok ? "admitted" : second.error.code];
+    });
+    expect(outcome).toEqual([true, "quota_exceeded"]);
   });
 });
