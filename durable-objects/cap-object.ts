@@ -284,6 +284,12 @@ export class CapObject extends DurableObject<CapEnv> {
     // Room in every quota of the chain is held before storage is touched: a refused write stores nothing.
     const hold = await holdForWrite(this.env, cap, at, request.length);
     if (!hold.ok) return refuseBody(body, hold, request.length);
+    // Asking the journal let this object's other calls in: a revocation that answered meanwhile
+    // stopped every upload it saw running, and this one was not yet; it must not land now.
+    if (hold.value !== null && !(await this.live())) {
+      await releaseHold(this.env, cap, hold.value);
+      return refuseBody(body, noSuchCap(), request.length);
+    }
     const contentType = request.contentType ?? DEFAULT_CONTENT_TYPE;
     const keepAs = newBlobName();
     const written = await this.revocable(cap.expiresAt, async (signal) =>

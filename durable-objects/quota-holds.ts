@@ -1,7 +1,7 @@
 import { type QuotaRule, type Usage, underPrefix } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
-import { UPLOAD_LIMITS, uploadDeadline } from "../storage-adapters/upload-limits.ts";
+import { type UploadLimits, uploadDeadline } from "../storage-adapters/upload-limits.ts";
 
 /** Time a journal commit may take after its upload's deadline before a hold is presumed abandoned. */
 const COMMIT_GRACE_MS = 60_000;
@@ -39,6 +39,8 @@ export class QuotaHolds {
     now: number,
     usage: (prefix: string) => Usage,
     isLive: (path: string) => boolean,
+    /** The bounds storage times this upload by (the deployment's, not the defaults): a hold outlives its upload. */
+    uploads: UploadLimits,
   ): Result<string> {
     this.sql.exec("DELETE FROM quota_holds WHERE until < ?", now);
     // Few rows: one per write in flight through quota'd caps of this root.
@@ -55,7 +57,7 @@ export class QuotaHolds {
       if (rule.maxFiles !== null && used.files + heldPaths.size + newFile > rule.maxFiles)
         return refuse("quotaFiles", { limit: rule.maxFiles });
     }
-    const until = uploadDeadline(length, UPLOAD_LIMITS, now) + COMMIT_GRACE_MS;
+    const until = uploadDeadline(length, uploads, now) + COMMIT_GRACE_MS;
     const row = this.sql
       .exec<{ id: number }>(
         "INSERT INTO quota_holds (path, bytes, until) VALUES (?, ?, ?) RETURNING id",

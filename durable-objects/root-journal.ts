@@ -5,6 +5,7 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import type { Backend, Version } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
+import { uploadLimitsFrom } from "../storage-adapters/upload-limits.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
@@ -181,6 +182,7 @@ export class RootJournal extends DurableObject<CapEnv> {
           Date.now(),
           (prefix) => this.ledger.usage(prefix),
           (p) => this.ledger.live(p) !== null,
+          uploadLimitsFrom(this.env),
         ),
       );
     } catch {

@@ -1,7 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { capObjectStub, rootJournalStub } from "../../durable-objects/object-stubs.ts";
+import { QuotaHolds } from "../../durable-objects/quota-holds.ts";
 import { QuotaLedger } from "../../durable-objects/quota-ledger.ts";
+import { digestToken } from "../../shared/token.ts";
 import type { CapInfo, ListPage, VersionPage } from "../../shared/wire-types.ts";
+import { UPLOAD_LIMITS, uploadDeadline } from "../../storage-adapters/upload-limits.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 // A root minted with maxBytes/maxFiles, and children minted tighter, refuse
@@ -236,5 +240,69 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const kid = await child(root, { path: "b", maxBytes: 5 });
     expect((await info(kid)).usage).toEqual({ bytes: 5, files: 0 });
     expect(await errorCode(await kid.write("d", "x"))).toBe("quota_exceeded");
+  });
+});
+
+describe("a quota hold and a revocation", () => {
+  // Taking the hold is a call to the root's journal: while it is out, the
+  // cap's object takes its other calls, a revocation among them. Once that
+  // revocation has answered, nothing may land through the cap.
+  it("a write whose cap is revoked while it waits for its hold stores nothing and answers no_such_cap", async () => {
+    const prefix = `quotas/revoked/${++counter}/`;
+    const minted = await mintRoot(prefix, { maxBytes: 1000 });
+    expect((await cap(minted.token).write("warm.txt", "x")).status).toBe(201);
+    const stub = capObjectStub(env, (await digestToken(minted.token)).key);
+    const outcome = await runInDurableObject(stub, async (instance) => {
+      // The real journal, reached through a binding that lets the revocation in exactly while the hold is asked.
+      const real = instance["env"];
+      let revoked: unknown = null;
+      const JOURNALS = {
+        idFromName: (name: string) => real.JOURNALS.idFromName(name),
+        get: (id: DurableObjectId) => {
+          const journal = real.JOURNALS.get(id);
+          const reserve = async (...args: Parameters<typeof journal.reserve>) => {
+            revoked = await instance.revoke();
+            return journal.reserve(...args);
+          };
+          return new Proxy(journal, { get: (target, key) => (key === "reserve" ? reserve : target[key as "fetch"]) });
+        },
+      };
+      Object.defineProperty(instance, "env", { value: { ...real, JOURNALS }, configurable: true });
+      const written = await instance.writeFile("late.txt", new Blob(["late"]).stream(), {
+        length: 4,
+        contentType: null,
+      });
+      return { revoked, written: written.ok ? "written" : written.error.code };
+    });
+    expect(outcome).toEqual({ revoked: { ok: true, value: { pending: 0 } }, written: "no_such_cap" });
+    expect(await env.BUCKET.head(`${prefix}late.txt`)).toBeNull();
+    // Its hold is given back, not left to expire.
+    const holds = await runInDurableObject(rootJournalStub(env, "r2", prefix), (_instance, state) =>
+      state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM quota_holds").one(),
+    );
+    expect(holds.n).toBe(0);
+  });
+});
+
+describe("a quota hold's lifetime", () => {
+  // A hold is dropped once its upload must have failed. A deployment may let
+  // uploads run slower than the defaults (CAPVAULT_UPLOAD_MIN_BYTES_PER_SECOND):
+  // a hold timed by the defaults would lapse under a live upload and admit a
+  // second write into the same room, taking the subtree past its limit.
+  it("lasts as long as storage lets its upload run, by the deployment's bounds", async () => {
+    const slow = { ...UPLOAD_LIMITS, minBytesPerSecond: 1024 };
+    const chain = [{ prefix: "", maxBytes: 1_000_000, maxFiles: null }];
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`quota-holds/${++counter}`));
+    const outcome = await runInDurableObject(journal, (_instance, state) => {
+      const holds = new QuotaHolds(state.storage.sql);
+      const empty = () => ({ bytes: 0, files: 0 });
+      const start = 1_000_000;
+      const first = holds.admit(chain, "a", 600_000, start, empty, () => false, slow);
+      // The first upload may still be running here (at 1 KiB/s), long past the defaults' deadline.
+      const late = uploadDeadline(600_000, slow, start);
+      const second = holds.admit(chain, "b", 600_000, late, empty, () => false, slow);
+      return [first.ok, second.ok ? "admitted" : second.error.code];
+    });
+    expect(outcome).toEqual([true, "quota_exceeded"]);
   });
 });
