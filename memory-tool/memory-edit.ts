@@ -4,8 +4,8 @@ import { type MemoryPath, quoteInput, toCapPath } from "./memory-path.ts";
 import { memoryRefusal } from "./memory-refusals.ts";
 import { done, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
-import { lineIndexOf, lineOffset, lineStart, linesFrom, splitLineCount } from "./text-lines.ts";
-import { firstMatches, forEachMatch } from "./text-search.ts";
+import { lineIndexOfInTurns, lineOffset, lineStart, linesFrom, splitLineCount } from "./text-lines.ts";
+import { firstMatchesInTurns, forEachMatch } from "./text-search.ts";
 
 /** How often an edit is recomputed when another writer got in between its read and its write. */
 export const EDIT_ATTEMPTS = 3;
@@ -22,7 +22,7 @@ type EditOutcome = { text: string; result: MemoryResult } | MemoryResult;
 async function editFile(
   files: TextFiles,
   rawPath: string,
-  edit: (text: string, path: MemoryPath) => EditOutcome,
+  edit: (text: string, path: MemoryPath) => EditOutcome | Promise<EditOutcome>,
 ): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
   if (!path.ok) return refused(path.error, rawPath);
@@ -34,7 +34,7 @@ async function editFile(
     // A turn of the runtime before and after the edit, a synchronous pass over up to 2 MiB: reading,
     // editing and writing back in one go held up every other request (see yield-turn.ts).
     await yieldTurn();
-    const outcome = edit(file.value.text, p);
+    const outcome = await edit(file.value.text, p);
     if (!("result" in outcome)) return outcome;
     await yieldTurn();
     const written = await files.writeText(p.rel.text, outcome.text, { ifMatch: file.value.etag });
@@ -64,9 +64,10 @@ export function strReplaceCommand(
   oldStr: string,
   newStr: string,
 ): Promise<MemoryResult> {
-  return editFile(files, rawPath, (content, p) => {
+  return editFile(files, rawPath, async (content, p) => {
     if (oldStr === "") return refuse(memoryRefusal("emptyOldStr", { shown: p.shown }));
-    const found = firstMatches(content, oldStr, 2, false);
+    // In turns: a needle over 250 characters is searched by KMP, tens of ms over 2 MiB.
+    const found = await firstMatchesInTurns(content, oldStr, 2, false);
     if (found.length === 0) {
       return refuse(memoryRefusal("oldStrMissing", { oldStr, shown: p.shown }));
     }
@@ -77,7 +78,7 @@ export function strReplaceCommand(
     // Slicing, not String.replace: a `$&` in new_str must stay literal.
     const text = content.slice(0, at) + newStr + content.slice(at + oldStr.length);
     // Two lines before the change to three after its first line, found from the change, not by splitting the file.
-    const changed = lineIndexOf(content, at);
+    const changed = await lineIndexOfInTurns(content, at);
     let from = lineStart(text, at);
     let first = changed;
     for (; first > Math.max(0, changed - 2); first--) from = lineStart(text, from - 1);

@@ -45,8 +45,19 @@ describe("memory edits take turns with other requests", () => {
     const answer = await file.memory({ command: "str_replace", path: "/memories/nl.md", old_str: "x", new_str: "y" });
     expect(JSON.stringify(answer)).toContain("has been edited");
     expect(file.text().endsWith("\ny")).toBe(true);
-    // Run back to back, no other task got in between the read and the write.
-    expect(file.turnsBeforeWrite()).toBeGreaterThanOrEqual(2);
+    // A turn before the edit and before the write, and inside the edit every 128 Ki characters
+    // counted to find the changed line's number (2 MiB of newlines): 16 more.
+    expect(file.turnsBeforeWrite()).toBeGreaterThanOrEqual(10);
+  });
+
+  it("str_replace of a long needle (KMP) in 2 MiB: the search takes turns too", async () => {
+    const needle = `${"a".repeat(300)}b`;
+    const file = countingFiles(`${"a".repeat(2 * 1024 * 1024)}${needle}`);
+    const answer = await file.memory({ command: "str_replace", path: "/memories/a.md", old_str: needle, new_str: "c" });
+    expect(JSON.stringify(answer)).toContain("has been edited");
+    expect(file.text().endsWith("ac")).toBe(true);
+    // The text has no newline, so every turn past the first two is the search's.
+    expect(file.turnsBeforeWrite()).toBeGreaterThanOrEqual(10);
   });
 
   it("insert: the same turns", async () => {

@@ -62,7 +62,8 @@ describe("edit_file takes turns with other requests", () => {
       await server.close();
     }
     expect(text).toBe(lines(100_000, "LINE"));
-    // One turn before the search, one before the diff, one before the write; run back to back, none.
-    expect(turnsBeforeWrite).toBeGreaterThanOrEqual(3);
+    // A turn before the search, the diff and the write (3), and inside the search and the diff every
+    // 128 Ki characters of work (KMP over 2 × 1 MiB, four passes and two blocks of the diff): dozens.
+    expect(turnsBeforeWrite).toBeGreaterThanOrEqual(20);
   });
 });

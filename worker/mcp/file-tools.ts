@@ -4,9 +4,9 @@ import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { yieldTurn } from "../../shared/yield-turn.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
-import { applyEdits, MAX_EDITS } from "./text-edits.ts";
+import { applyEditsInTurns, MAX_EDITS } from "./text-edits.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
-import { unifiedDiff } from "./unified-diff.ts";
+import { unifiedDiffInTurns } from "./unified-diff.ts";
 
 export const writeFileTool: CapTool = {
   name: "write_file",
@@ -62,10 +62,11 @@ export const editFileTool: CapTool = {
           // A turn of the runtime between the long synchronous steps (search, diff, write): on a 1 MiB
           // file each is tens of ms, and together they held up every other request (see yield-turn.ts).
           await yieldTurn();
-          const edited = applyEdits(file.value.text, edits);
+          // Search and diff also take turns inside, every few ms of work.
+          const edited = await applyEditsInTurns(file.value.text, edits);
           if (!edited.ok) return errorResult(edited.error);
           await yieldTurn();
-          const diff = fenced(unifiedDiff(path, file.value.text, edited.value));
+          const diff = fenced(await unifiedDiffInTurns(path, file.value.text, edited.value));
           if (dryRun) return textResult(diff);
           await yieldTurn();
           // If-Match: another writer in between makes this fail, and the edits are redone on the new text.

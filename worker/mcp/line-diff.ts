@@ -1,3 +1,5 @@
+import { runAtOnce, runInTurns, type Steps } from "../../shared/in-turns.ts";
+
 /** One line of a diff: kept, removed from the old text, or added by the new one. */
 export type Op = " " | "-" | "+";
 
@@ -11,6 +13,9 @@ export const MAX_EDIT_DISTANCE = 500;
  */
 export const MAX_DIFF_WORK = 4_000_000;
 
+/** Steps between two turns (in-turns version): ~2–4 ms of the search here, so the cap is ~20 steps. */
+export const DIFF_STEP_WORK = 500_000;
+
 /**
  * Myers' O(ND) shortest edit script between two lists of lines, or `null`
  * when it needs more than {@link MAX_EDIT_DISTANCE} edits or
@@ -21,6 +26,20 @@ export const MAX_DIFF_WORK = 4_000_000;
  * lineDiff(["a\n", "b\n"], ["a\n", "c\n"]) // [" ", "-", "+"]
  */
 export function lineDiff(a: readonly string[], b: readonly string[]): Op[] | null {
+  return runAtOnce(lineDiffSteps(a, b, DIFF_STEP_WORK));
+}
+
+/** {@link lineDiff} with a turn of the runtime after every `step` steps of work: the same answer. */
+export function lineDiffInTurns(
+  a: readonly string[],
+  b: readonly string[],
+  step = DIFF_STEP_WORK,
+): Promise<Op[] | null> {
+  return runInTurns(lineDiffSteps(a, b, step));
+}
+
+/** The steps of {@link lineDiff}, to run inside a longer stepped loop. */
+export function lineDiffSteps(a: readonly string[], b: readonly string[], step: number): Steps<Op[] | null> {
   const ids = new Map<string, number>();
   const intern = (line: string) => {
     const known = ids.get(line);
@@ -28,11 +47,11 @@ export function lineDiff(a: readonly string[], b: readonly string[]): Op[] | nul
     ids.set(line, ids.size);
     return ids.size - 1;
   };
-  return myers(Int32Array.from(a, intern), Int32Array.from(b, intern));
+  return myers(Int32Array.from(a, intern), Int32Array.from(b, intern), step);
 }
 
 /** Keeps only the part of each round's frontier that backtracking reads (O(D²) memory). */
-function myers(a: Int32Array, b: Int32Array): Op[] | null {
+function* myers(a: Int32Array, b: Int32Array, step: number): Steps<Op[] | null> {
   const n = a.length;
   const m = b.length;
   const max = n + m;
@@ -42,6 +61,7 @@ function myers(a: Int32Array, b: Int32Array): Op[] | null {
   const v = new Int32Array(2 * reach + 3);
   const trace: Int32Array[] = [];
   let work = 0;
+  let turnAt = step;
   let found = -1;
   for (let d = 0; d <= reach && found < 0; d++) {
     trace.push(v.slice(offset - d - 1, offset + d + 2));
@@ -56,6 +76,10 @@ function myers(a: Int32Array, b: Int32Array): Op[] | null {
       }
       work += 1 + x - from;
       if (work > MAX_DIFF_WORK) return null;
+      if (work >= turnAt) {
+        turnAt = work + step;
+        yield;
+      }
       v[offset + k] = x;
       if (x >= n && y >= m) {
         found = d;

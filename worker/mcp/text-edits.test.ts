@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyEdits, MAX_EDIT_SEARCH_CHARS, MAX_EDITS } from "./text-edits.ts";
+import { applyEdits, applyEditsInTurns, MAX_EDIT_SEARCH_CHARS, MAX_EDITS } from "./text-edits.ts";
 
 const MiB = 1024 * 1024;
 
@@ -41,5 +41,40 @@ describe("applyEdits on hostile input", () => {
       ok: false,
       error: { message: "edit 1: oldText appears more than once; include more surrounding text to make it unique" },
     });
+  });
+});
+
+describe("applyEdits in turns", () => {
+  it("gives what applyEdits gives on random edits, searched a few characters per step", async () => {
+    let seed = 13;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const text = Array.from({ length: 2000 }, () => "abc\n"[Math.floor(random() * 4)]).join("");
+    for (let i = 0; i < 30; i++) {
+      // Slices of the text: short ones (native search, often repeated) and long ones (KMP, often unique).
+      const edits = Array.from({ length: 1 + Math.floor(random() * 3) }, () => {
+        const from = Math.floor(random() * 1500);
+        const length = random() < 0.5 ? 2 + Math.floor(random() * 4) : 260 + Math.floor(random() * 200);
+        return { oldText: text.slice(from, from + length), newText: "<x>" };
+      });
+      expect(await applyEditsInTurns(text, edits, 1 + Math.floor(random() * 700))).toEqual(applyEdits(text, edits));
+    }
+  });
+
+  it("lets a timer armed before a 1 MiB search fire before the search ends", async () => {
+    const text = Array.from({ length: 100_000 }, (_, i) => `line ${i}\n`).join("");
+    let ticks = 0;
+    let going = true;
+    const tick = () => {
+      ticks++;
+      if (going) setTimeout(tick, 0);
+    };
+    setTimeout(tick, 0);
+    const edited = await applyEditsInTurns(text, [{ oldText: text, newText: "x" }]);
+    going = false;
+    expect(edited).toEqual({ ok: true, value: "x" });
+    expect(ticks).toBeGreaterThanOrEqual(10);
   });
 });

@@ -1,4 +1,5 @@
-import { firstMatches } from "../../memory-tool/text-search.ts";
+import { firstMatchSteps, SEARCH_STEP_CHARS } from "../../memory-tool/text-search.ts";
+import { runAtOnce, runInTurns, type Steps } from "../../shared/in-turns.ts";
 import { failed, ok, type Result } from "../../shared/result.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 
@@ -28,9 +29,27 @@ export const MAX_EDIT_SEARCH_CHARS = 16 * 1024 * 1024;
  * applyEdits("a b c", [{ oldText: "b", newText: "B" }]) // ok("a B c")
  */
 export function applyEdits(content: string, edits: readonly TextEdit[]): Result<string> {
+  return runAtOnce(editSteps(content, edits, SEARCH_STEP_CHARS));
+}
+
+/**
+ * {@link applyEdits} with a turn of the runtime after every `step` characters
+ * searched: a long needle's search over 1 MiB is tens of ms of KMP, which
+ * held up every other request on the thread. The same code, so the same result.
+ */
+export function applyEditsInTurns(
+  content: string,
+  edits: readonly TextEdit[],
+  step = SEARCH_STEP_CHARS,
+): Promise<Result<string>> {
+  return runInTurns(editSteps(content, edits, step));
+}
+
+function* editSteps(content: string, edits: readonly TextEdit[], step: number): Steps<Result<string>> {
   if (edits.length > MAX_EDITS) return failed(mcpRefusal("tooManyEdits", { max: MAX_EDITS }));
   let text = content;
   let searched = 0;
+  let sinceTurn = 0;
   for (const [index, edit] of edits.entries()) {
     const n = index + 1; // edits are numbered from 1 in refusals
     if (edit.oldText === "") return failed(mcpRefusal("emptyOldText", { edit: n }));
@@ -38,8 +57,14 @@ export function applyEdits(content: string, edits: readonly TextEdit[]): Result<
     if (searched > MAX_EDIT_SEARCH_CHARS) {
       return failed(mcpRefusal("editsSearchTooMuch", { edit: n, max: MAX_EDIT_SEARCH_CHARS }));
     }
+    // Short needles search natively, in calls that cannot be cut: the turn comes between edits.
+    if (sinceTurn >= step) {
+      sinceTurn = 0;
+      yield;
+    }
+    sinceTurn += text.length;
     // Two matches, overlapping ones included, answer "once?"; a second one may start inside the first.
-    const [at, again] = firstMatches(text, edit.oldText, 2);
+    const [at, again] = yield* firstMatchSteps(text, edit.oldText, 2, true, step);
     if (at === undefined) return failed(mcpRefusal("oldTextMissing", { edit: n }));
     if (again !== undefined) {
       return failed(mcpRefusal("oldTextRepeated", { edit: n }));

@@ -7,8 +7,9 @@
  * line, and a middle too large or too different for {@link lineDiff} is shown
  * as one replaced block, built with native string operations.
  */
-import { lineIndexOf, splitLineCount } from "../../memory-tool/text-lines.ts";
-import { lineDiff, type Op } from "./line-diff.ts";
+import { newlinesIn } from "../../memory-tool/text-lines.ts";
+import { runAtOnce, runInTurns, type Steps } from "../../shared/in-turns.ts";
+import { DIFF_STEP_WORK, lineDiffSteps, type Op } from "./line-diff.ts";
 
 /** jsdiff's default context, which the reference server uses. */
 const CONTEXT = 4;
@@ -17,6 +18,17 @@ const CONTEXT = 4;
 export const MAX_DIFF_LINES = 50_000;
 
 const NO_NEWLINE = "\\ No newline at end of file";
+
+/**
+ * Work between two turns of the in-turns version: characters a pass over
+ * the texts reads (~1–3 ms here), and steps of the line diff.
+ */
+export interface DiffStepSizes {
+  chars: number;
+  work: number;
+}
+
+export const DIFF_STEPS: DiffStepSizes = { chars: 1 << 17, work: DIFF_STEP_WORK };
 
 /**
  * @example
@@ -31,29 +43,52 @@ const NO_NEWLINE = "\\ No newline at end of file";
  * // +c
  */
 export function unifiedDiff(path: string, before: string, after: string): string {
+  return runAtOnce(diffSteps(path, before, after, DIFF_STEPS));
+}
+
+/**
+ * {@link unifiedDiff} with a turn of the runtime after each step of work: on
+ * a 1 MiB file its passes are tens of ms, and back to back they held up every
+ * other request on the thread. The same code, so the same diff.
+ */
+export function unifiedDiffInTurns(
+  path: string,
+  before: string,
+  after: string,
+  steps: DiffStepSizes = DIFF_STEPS,
+): Promise<string> {
+  return runInTurns(diffSteps(path, before, after, steps));
+}
+
+/** The steps of {@link unifiedDiff}, with the step sizes given (tests cut them small). */
+export function* diffSteps(path: string, before: string, after: string, steps: DiffStepSizes): Steps<string> {
   const head = `Index: ${path}\n${"=".repeat(67)}\n--- ${path}\toriginal\n+++ ${path}\tmodified\n`;
   if (before === after) return head;
-  const { headEnd, tailA, tailB } = commonEnds(before, after);
+  const { headEnd, tailA, tailB } = yield* commonEnds(before, after, steps.chars);
   // Complete lines, each with its newline: up to CONTEXT of them on either side of the middle.
   const above = lastLines(before, headEnd, CONTEXT);
   const below = firstLines(before, tailA, CONTEXT);
-  const firstLine = lineIndexOf(before, headEnd) - above.length;
+  const firstLine = (yield* newlines(before, 0, headEnd, steps.chars)) - above.length;
   const midA = before.slice(headEnd, tailA);
   const midB = after.slice(headEnd, tailB);
-  // Counted once: each count is a pass over up to 2 MiB, and the replaced block needs them again.
-  const [countA, countB] = [splitLineCount(midA), splitLineCount(midB)];
-  const ops = countA + countB <= MAX_DIFF_LINES + 2 ? middleOps(midA, midB) : null;
-  if (ops === null)
+  // Counted once (as split counts them): each count is a pass over up to 2 MiB, and the replaced block needs them again.
+  const countA = 1 + (yield* newlines(midA, 0, midA.length, steps.chars));
+  const countB = 1 + (yield* newlines(midB, 0, midB.length, steps.chars));
+  const ops = countA + countB <= MAX_DIFF_LINES + 2 ? yield* middleOps(midA, midB, steps.work) : null;
+  if (ops === null) {
+    const removed = yield* block("-", midA, steps.chars);
+    const added = yield* block("+", midB, steps.chars);
     return (
       head +
       replacedBlock(
         firstLine,
         above,
-        { text: midA, lines: lineCount(midA, countA) },
-        { text: midB, lines: lineCount(midB, countB) },
+        { block: removed, lines: lineCount(midA, countA) },
+        { block: added, lines: lineCount(midB, countB) },
         below,
       )
     );
+  }
   return (
     head +
     hunks(
@@ -66,10 +101,10 @@ export function unifiedDiff(path: string, before: string, after: string): string
 }
 
 /** Lines of the middle and their edit script, or null when the line diff gives up. */
-function middleOps(midA: string, midB: string): { a: string[]; b: string[]; ops: Op[] } | null {
+function* middleOps(midA: string, midB: string, work: number): Steps<{ a: string[]; b: string[]; ops: Op[] } | null> {
   const a = splitKeepingNewlines(midA);
   const b = splitKeepingNewlines(midB);
-  const ops = lineDiff(a, b);
+  const ops = yield* lineDiffSteps(a, b, work);
   return ops === null ? null : { a, b, ops };
 }
 
@@ -77,15 +112,27 @@ function middleOps(midA: string, midB: string): { a: string[]; b: string[]; ops:
  * Where the texts stop agreeing, on line boundaries: `[0, headEnd)` is the
  * same whole lines in both, and so are `before[tailA..]` and `after[tailB..]`.
  */
-function commonEnds(before: string, after: string): { headEnd: number; tailA: number; tailB: number } {
-  let p = 0;
+function* commonEnds(
+  before: string,
+  after: string,
+  chars: number,
+): Steps<{ headEnd: number; tailA: number; tailB: number }> {
   const shorter = Math.min(before.length, after.length);
-  while (p < shorter && before.charCodeAt(p) === after.charCodeAt(p)) p++;
+  let p = 0;
+  for (let stop = Math.min(shorter, chars); ; stop = Math.min(shorter, p + chars)) {
+    p = sameAhead(before, after, p, stop);
+    if (p < stop || stop === shorter) break;
+    yield;
+  }
   // Back to the start of the line holding the first difference.
   const headEnd = p === 0 ? 0 : before.lastIndexOf("\n", p - 1) + 1;
-  let s = 0;
   const room = shorter - headEnd;
-  while (s < room && before.charCodeAt(before.length - 1 - s) === after.charCodeAt(after.length - 1 - s)) s++;
+  let s = 0;
+  for (let stop = Math.min(room, chars); ; stop = Math.min(room, s + chars)) {
+    s = sameBehind(before, after, s, stop);
+    if (s < stop || stop === room) break;
+    yield;
+  }
   const lineStart = (text: string, at: number) => at === headEnd || text.charCodeAt(at - 1) === 10;
   if (lineStart(before, before.length - s) && lineStart(after, after.length - s)) {
     return { headEnd, tailA: before.length - s, tailB: after.length - s };
@@ -94,6 +141,28 @@ function commonEnds(before: string, after: string): { headEnd: number; tailA: nu
   const nl = before.indexOf("\n", before.length - s);
   const t = nl === -1 ? 0 : before.length - nl - 1;
   return { headEnd, tailA: before.length - t, tailB: after.length - t };
+}
+
+/** From `p`, up to `stop`: the first offset where the texts differ, or `stop`. */
+function sameAhead(a: string, b: string, p: number, stop: number): number {
+  while (p < stop && a.charCodeAt(p) === b.charCodeAt(p)) p++;
+  return p;
+}
+
+/** As {@link sameAhead}, counting `s` characters back from both ends. */
+function sameBehind(a: string, b: string, s: number, stop: number): number {
+  while (s < stop && a.charCodeAt(a.length - 1 - s) === b.charCodeAt(b.length - 1 - s)) s++;
+  return s;
+}
+
+/** Newlines in `text[from..to)`, a step of `chars` at a time. */
+function* newlines(text: string, from: number, to: number, chars: number): Steps<number> {
+  let n = 0;
+  for (let at = from; at < to; at += chars) {
+    if (at > from) yield;
+    n += newlinesIn(text, at, Math.min(to, at + chars));
+  }
+  return n;
 }
 
 /** Up to `count` whole lines ending at `end` (a line start), each with its newline. */
@@ -174,31 +243,42 @@ function hunkHeader(oldAt: number, oldLines: number, newAt: number, newLines: nu
 function replacedBlock(
   firstLine: number,
   above: readonly string[],
-  midA: { text: string; lines: number },
-  midB: { text: string; lines: number },
+  midA: { block: string; lines: number },
+  midB: { block: string; lines: number },
   below: readonly string[],
 ): string {
   const kept = (lines: readonly string[]) => lines.map((line) => bodyLine(" ", line)).join("");
   const oldLines = above.length + midA.lines + below.length;
   const newLines = above.length + midB.lines + below.length;
-  return (
-    hunkHeader(firstLine, oldLines, firstLine, newLines) +
-    kept(above) +
-    block("-", midA.text) +
-    block("+", midB.text) +
-    kept(below)
-  );
+  return hunkHeader(firstLine, oldLines, firstLine, newLines) + kept(above) + midA.block + midB.block + kept(below);
 }
 
-/** Every line of `text` prefixed with `op`, without splitting it into an array. */
-function block(op: Op, text: string): string {
+/**
+ * Every line of `text` prefixed with `op`, a slice of `chars` at a time (the
+ * newline is one character, so slices cut anywhere give the same text). Each
+ * slice is split and joined, not `replaceAll`ed: V8 builds replaceAll's
+ * result as a rope of a piece per newline, and flattening 100,000 of them
+ * later cost ~10 ms in one go; join builds a flat string.
+ */
+function* block(op: Op, text: string, chars: number): Steps<string> {
   if (text === "") return "";
   const eol = text.endsWith("\n");
-  const body = op + (eol ? text.slice(0, -1) : text).replaceAll("\n", `\n${op}`);
+  const core = eol ? text.slice(0, -1) : text;
+  const parts: string[] = [op];
+  for (let at = 0; at < core.length; at += chars) {
+    if (at > 0) yield;
+    parts.push(
+      core
+        .slice(at, at + chars)
+        .split("\n")
+        .join(`\n${op}`),
+    );
+  }
+  const body = parts.join("");
   return eol ? `${body}\n` : `${body}\n${NO_NEWLINE}\n`;
 }
 
-/** Lines as a diff counts them, from `splitCount` = {@link splitLineCount}(text). */
+/** Lines as a diff counts them, from `splitCount` = `text.split("\n").length`. */
 function lineCount(text: string, splitCount: number): number {
   return text === "" ? 0 : splitCount - (text.endsWith("\n") ? 1 : 0);
 }
