@@ -39,9 +39,9 @@ export default defineConfig({
   test: {
     // Most test files wait on workerd and launcher processes rather than
     // compute; the default of one worker per spare core (one, here) ran them
-    // one after another. Five, not four: a whole run used 1.4 of the 2 cores at four (the rest is fsync
+    // one after another. Six, not four: a whole run used 1.4 of the 2 cores at four and at five (the rest is fsync
     // waits), and the suite grew past its six minutes.
-    maxWorkers: 5,
+    maxWorkers: 6,
     // Read from the root config only: the workers project's request lines are dropped here.
     onConsoleLog: keepConsoleLog,
     // The slowest files first, whatever their project (see test/longest-first-sequencer.ts).

@@ -20,7 +20,7 @@
  *
  * The sequences run as BISIM_STREAMS (2) seeded streams at once against the
  * one vault (each sequence has roots of its own), so the file's wall time is
- * not one request after another; BISIM_RUNS (150) sequences in all.
+ * not one request after another; BISIM_RUNS (100) sequences in all.
  *
  * Reproduce a failure (the message names the failing stream's seed and size):
  * BISIM_SEED=<seed> BISIM_STREAMS=1 BISIM_RUNS=<runs> npx vitest run --config vitest.node.config.ts test/node/bisimulation.node.test.ts
@@ -41,7 +41,7 @@ import {
 } from "../model/vault-model.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
-const NUM_RUNS = Number(process.env.BISIM_RUNS || 150);
+const NUM_RUNS = Number(process.env.BISIM_RUNS || 100);
 const STREAMS = Math.max(1, Number(process.env.BISIM_STREAMS || 2));
 const MAX_PAGES = 40;
 const SEED = process.env.BISIM_SEED ? Number(process.env.BISIM_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
