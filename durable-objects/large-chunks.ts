@@ -1,3 +1,5 @@
+import { nativeChunks } from "../shared/native-chunks.ts";
+
 /** Chunks handed on are at least this large (except the last)... */
 const MIN_CHUNK = 64 * 1024;
 /** ...and at most this large: what one read may take, so also what the stream holds ahead. */
@@ -23,28 +25,5 @@ const MAX_CHUNK = 256 * 1024;
  * cancels the source.
  */
 export function largeChunks(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  let reader: ReadableStreamBYOBReader;
-  try {
-    reader = source.getReader({ mode: "byob" });
-  } catch {
-    return source;
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      // A body cut off mid-upload (the client gone) rejects the read. That error
-      // is handed on explicitly: a pull that rejects would error this stream
-      // too, but workerd also reports it as an unhandled rejection.
-      const read = await reader.readAtLeast(MIN_CHUNK, new Uint8Array(MAX_CHUNK)).then(
-        (result) => result,
-        (error: unknown) => {
-          controller.error(error);
-          return null;
-        },
-      );
-      if (!read) return;
-      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
-      if (read.done) controller.close();
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+  return nativeChunks(source, { min: MIN_CHUNK, max: MAX_CHUNK });
 }

@@ -1,4 +1,5 @@
 import { etagListMatches, parseByteRange, type Validators, writeAllowed } from "../shared/http-conditions.ts";
+import { nativeChunks } from "../shared/native-chunks.ts";
 import { refuse } from "../shared/refusals.ts";
 import { isListableName } from "../shared/rel-path.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
@@ -656,26 +657,7 @@ export class R2Storage implements StorageAdapter {
  * small ones. A stream that cannot be read so is returned as it is.
  */
 function takingTurns(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  let reader: ReadableStreamBYOBReader;
-  try {
-    reader = source.getReader({ mode: "byob" });
-  } catch {
-    return source;
-  }
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      await yieldTurn();
-      // A failed read is handed on, not thrown: a rejected pull is also reported as unhandled.
-      const read = await reader.readAtLeast(TURN_BYTES, new Uint8Array(TURN_BYTES)).catch((error: unknown) => {
-        controller.error(error);
-        return null;
-      });
-      if (!read) return;
-      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
-      if (read.done) controller.close();
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
+  return nativeChunks(source, { min: TURN_BYTES, max: TURN_BYTES }, yieldTurn);
 }
 
 interface LaterFolders {
