@@ -84,9 +84,13 @@ export function formatChildren(children: ChildView[]): string {
     c.path === "" ? "." : safe(c.path),
     safe(c.label ?? ""),
   ]);
-  const table = [["ID", "RIGHTS", "EXPIRES", "PATH", "LABEL"], ...rows];
-  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => row[i]?.length ?? 0))) ?? [];
-  return table
+  return formatTable([["ID", "RIGHTS", "EXPIRES", "PATH", "LABEL"], ...rows]);
+}
+
+/** Rows (the first a header) in columns two spaces apart, each line without trailing blanks. Cells come escaped. */
+export function formatTable(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
+  return rows
     .map(
       (row) =>
         `${row

@@ -1,5 +1,5 @@
 import type { Version, WatchEvent } from "../clients/typescript/index.ts";
-import { formatBytes, formatTime } from "./human-format.ts";
+import { formatBytes, formatTable, formatTime } from "./human-format.ts";
 import { terminalSafe as safe } from "./terminal-safe.ts";
 
 /** Hex digits of a SHA-256 shown in tables: enough to tell versions apart. */
@@ -21,24 +21,11 @@ export function formatVersions(path: string, versions: Version[]): string {
     safe(v.actor),
     v.redacted ? "redacted" : "",
   ]);
-  return table([["ID", "OPERATION", "WHEN", "SIZE", "SHA256", "ACTOR", ""], ...rows]);
+  return formatTable([["ID", "OPERATION", "WHEN", "SIZE", "SHA256", "ACTOR", ""], ...rows]);
 }
 
 /** One line per change, as `watch` prints it: version, operation, path, size. */
 export function formatChange(change: WatchEvent): string {
   const size = change.size === null ? "" : ` (${formatBytes(change.size)})`;
   return `${safe(change.version)} ${safe(change.operation)} ${safe(change.path)}${size}\n`;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)));
-  return rows
-    .map(
-      (row) =>
-        `${row
-          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-          .join("  ")
-          .trimEnd()}\n`,
-    )
-    .join("");
 }
