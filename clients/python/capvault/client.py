@@ -815,23 +815,26 @@ class FsCap:
                 status = response.status
                 response_headers = dict(response.headers.items())
                 data = response.read()
-        except urllib.error.HTTPError as e:
+        except (OSError, http.client.HTTPException) as e:
+            failure = self._failure_of(e)
+        if failure is not None:
+            raise failure
+        if status not in ok:
+            raise CapError("bad_response", f"unexpected HTTP status {status}", status)
+        return status, response_headers, data
+
+    def _failure_of(self, e: BaseException) -> CapError:
+        """The CapError for a request that failed: the vault's refusal (an HTTP error), or ``unavailable``."""
+        if isinstance(e, urllib.error.HTTPError):
             try:
                 error_body = e.read()
             except Exception:
                 error_body = b""
             finally:
                 e.close()
-            failure = self._error_from(e.code, error_body)
-        except urllib.error.URLError as e:
-            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e.reason)}"))
-        except (OSError, http.client.HTTPException) as e:
-            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e)}"))
-        if failure is not None:
-            raise failure
-        if status not in ok:
-            raise CapError("bad_response", f"unexpected HTTP status {status}", status)
-        return status, response_headers, data
+            return self._error_from(e.code, error_body)
+        reason = e.reason if isinstance(e, urllib.error.URLError) else e
+        return CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(reason)}"))
 
     def _open_stream(self, endpoint: str, query: Optional[Mapping[str, str]], timeout: Optional[float]) -> Any:
         """An open streaming response (the caller closes it); refusals raise as in :meth:`_request`."""
@@ -843,18 +846,8 @@ class FsCap:
         failure: Optional[CapError] = None
         try:
             response = self._opener.open(request, timeout=timeout)
-        except urllib.error.HTTPError as e:
-            try:
-                error_body = e.read()
-            except Exception:
-                error_body = b""
-            finally:
-                e.close()
-            failure = self._error_from(e.code, error_body)
-        except urllib.error.URLError as e:
-            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e.reason)}"))
         except (OSError, http.client.HTTPException) as e:
-            failure = CapError("unavailable", self._scrub(f"could not reach the vault: {_describe(e)}"))
+            failure = self._failure_of(e)
         if failure is not None:
             raise failure
         if response.status != 200:
