@@ -12,6 +12,8 @@ const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
 /** 1536 → "1.5 KiB"; exact below 1 KiB. */
 export function formatBytes(bytes: number): string {
+  // A size is the vault's JSON: a hostile vault or proxy could send a string of escape sequences.
+  if (typeof bytes !== "number" || !Number.isFinite(bytes)) return safe(String(bytes));
   let value = bytes;
   let unit = 0;
   while (value >= 1024 && unit < UNITS.length - 1) {

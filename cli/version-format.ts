@@ -1,6 +1,9 @@
 import type { Version, WatchEvent } from "../clients/typescript/index.ts";
 import { formatBytes, formatTable, formatTime } from "./human-format.ts";
-import { terminalSafe as safe } from "./terminal-safe.ts";
+import { terminalSafe } from "./terminal-safe.ts";
+
+/** Every field is the vault's JSON, whatever its declared type: made text, then escaped. */
+const safe = (value: unknown): string => terminalSafe(String(value));
 
 /** Hex digits of a SHA-256 shown in tables: enough to tell versions apart. */
 const SHA_SHORT = 12;
