@@ -27,8 +27,11 @@ export async function* serverEvents(body: ReadableStream<Uint8Array>): AsyncGene
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
+      // Search only where a frame end can be new: from the last character held before this chunk, so a
+      // stream that never ends a frame costs linear time, not quadratic, up to MAX_FRAME_CHARS.
+      const from = Math.max(0, pending.length - 1);
       pending += value;
-      let cut = pending.indexOf("\n\n");
+      let cut = pending.indexOf("\n\n", from);
       while (cut >= 0) {
         const frame = parseFrame(pending.slice(0, cut));
         pending = pending.slice(cut + 2);

@@ -11,6 +11,8 @@ from typing import Any, Iterator, List, Optional, Tuple
 # One event of the vault is a few KiB at most (a path is at most 1 KiB). A
 # longer line is not the vault's, and is refused rather than buffered.
 MAX_LINE_BYTES = 1024 * 1024
+# Nor is a frame longer than this: lines without a blank one between them would otherwise pile up.
+MAX_FRAME_BYTES = 1024 * 1024
 
 
 class MalformedStream(Exception):
@@ -21,6 +23,7 @@ def server_events(response: Any) -> Iterator[Tuple[Optional[str], str]]:
     """``(event name or None, data)`` for each frame with data, until the stream ends."""
     event: Optional[str] = None
     data: List[str] = []
+    held = 0
     while True:
         raw = response.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -31,10 +34,13 @@ def server_events(response: Any) -> Iterator[Tuple[Optional[str], str]]:
             line = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError:
             raise MalformedStream("an event line is not UTF-8") from None
+        held += len(raw)
+        if held > MAX_FRAME_BYTES:
+            raise MalformedStream("an event is too long")
         if line == "":
             if data:
                 yield event, "\n".join(data)
-            event, data = None, []
+            event, data, held = None, [], 0
             continue
         if line.startswith(":"):
             continue

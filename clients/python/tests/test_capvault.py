@@ -382,6 +382,10 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
         self.answer(lambda req: (200, {"Content-Type": "text/event-stream"}, b"data: " + b"x" * (1024 * 1024 + 10)))
         self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
+        # Short lines that never end their frame pile up as one event: bounded too, not buffered without end.
+        endless = b"data: " + b"x" * 1000 + b"\n"
+        self.answer(lambda req: (200, {"Content-Type": "text/event-stream"}, endless * 1100))
+        self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
 
 
 class OfflineTests(unittest.TestCase, TokenHygiene):
