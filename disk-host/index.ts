@@ -22,15 +22,17 @@ import { constants, existsSync, mkdirSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { refuse } from "../shared/refusals.ts";
 import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
+import { TREE_WALK_BUDGET } from "../storage-adapters/tree-page.ts";
 import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
-import type { HostContext } from "./host-context.ts";
+import type { HostContext, WalkBudget } from "./host-context.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
 import { cleanStaleTemps } from "./stale-temps.ts";
 import { mkdir, open } from "./sync-fs.ts";
+import { FOLDER_BUDGET } from "./tree-walk.ts";
 import { DISK_HOST_UPLOAD_LIMITS } from "./upload-bounds.ts";
 import { openVersionsDir } from "./version-store.ts";
 
@@ -49,6 +51,8 @@ export interface DiskHostOptions {
   secret: string;
   /** Bounds on writes; each field defaults to {@link DISK_HOST_UPLOAD_LIMITS}. */
   uploads?: Partial<UploadLimits>;
+  /** Tests of the listing bounds only: smaller walk budgets (defaults: the vault's, shared with R2). */
+  walkBudget?: Partial<WalkBudget>;
 }
 
 export interface DiskHost {
@@ -81,7 +85,17 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   mkdirSync(baseDir, { recursive: true, mode: dirMode });
   if (!statSync(baseDir).isDirectory()) throw new Error("the disk root (CAPVAULT_DISK_ROOT) is not a folder");
 
-  const ready = openContext(baseDir, fileMode, dirMode, { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads });
+  const ready = openContext(
+    baseDir,
+    fileMode,
+    dirMode,
+    { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads },
+    {
+      files: TREE_WALK_BUDGET,
+      folders: FOLDER_BUDGET,
+      ...options.walkBudget,
+    },
+  );
   ready.catch(() => undefined); // surfaced by cleanStaleTemps and as "unavailable"
   // Paths name held folders by descriptor number (/proc/self/fd/N), so the
   // base and meta descriptors may only close once no call is using them;
@@ -133,6 +147,7 @@ async function openContext(
   fileMode: number,
   dirMode: number,
   uploads: UploadLimits,
+  walkBudget: WalkBudget,
 ): Promise<HostContext> {
   // The base folder itself is the operator's choice, so its path may pass
   // through links; from here on only the held descriptor is used.
@@ -159,6 +174,7 @@ async function openContext(
       fileMode,
       dirMode,
       uploads,
+      walkBudget,
       uploadSlots: new UploadSlots(),
     };
   } catch (error) {

@@ -51,7 +51,7 @@ export async function treePage(
 ): Promise<StorageListPage> {
   const run: Walk = {
     ctx,
-    page: new TreePage(options.depth ?? 0, options.limit, options.after),
+    page: new TreePage(options.depth ?? 0, options.limit, options.after, ctx.walkBudget.files),
     after: resumeAfter(options.after),
     folders: 0,
     outOfFolders: false,
@@ -68,7 +68,7 @@ async function walkFolder(
   atCapRoot: boolean,
   level: number,
 ): Promise<boolean> {
-  if (++run.folders > FOLDER_BUDGET && run.page.madeProgress()) {
+  if (++run.folders > run.ctx.walkBudget.folders && run.page.madeProgress()) {
     run.outOfFolders = true;
     return false;
   }

@@ -46,6 +46,8 @@ export class TreePage {
     private readonly depth: number,
     private readonly limit: number,
     private readonly after: string | null,
+    /** Files this page may walk; {@link TREE_WALK_BUDGET} but in tests of the bound itself. */
+    private readonly budget = TREE_WALK_BUDGET,
   ) {
     this.lastWalked = after;
     this.lastFolder = after === null || after.endsWith("//") ? null : this.folderOf(after);
@@ -57,7 +59,7 @@ export class TreePage {
    * walked, nothing more to do; `"stop"`: the page is done, stop walking.
    */
   next(path: string): "file" | "folded" | "stop" {
-    if (this.stopped || this.walked >= TREE_WALK_BUDGET) return this.stop();
+    if (this.stopped || this.walked >= this.budget) return this.stop();
     const folder = this.folderOf(path);
     const shown = folder === null || folder !== this.lastFolder;
     // Full, and one more entry exists: that is what makes a cursor.
@@ -73,7 +75,7 @@ export class TreePage {
 
   /** A key no cap can name (written around the vault): walked, never shown. */
   skip(path: string): "folded" | "stop" {
-    if (this.stopped || this.walked >= TREE_WALK_BUDGET) return this.stop();
+    if (this.stopped || this.walked >= this.budget) return this.stop();
     this.walked++;
     this.lastWalked = path;
     this.passed = null;
