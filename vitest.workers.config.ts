@@ -6,7 +6,11 @@ import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { createDiskHost } from "./disk-host/index.ts";
 import { serveOnUnixSocket } from "./disk-host/socket-server.ts";
+import { patchPoolWorkers } from "./test/pool-workers-patch.ts";
 import { keepConsoleLog } from "./test/request-log-filter.ts";
+
+// Before the pool loads its worker-side files (see the patch's comment: minutes of `npm test`).
+patchPoolWorkers();
 
 // wrangler.toml declares the admin token and the token key as required secrets; tests supply their own.
 process.env.CAPVAULT_ADMIN_TOKEN ??= "test-admin-token";

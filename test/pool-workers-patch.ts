@@ -1,0 +1,43 @@
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * A fix for a quadratic slowdown in the pinned @cloudflare/vitest-pool-workers
+ * (0.15.1), applied to its installed file before the workers project starts.
+ *
+ * Its `createProxyPrototypeClass` wraps the wrapper class's prototype in a new
+ * `Proxy` on every construction, around the previous one. Every request the
+ * tests send through `exports.default` and every Durable Object instance is a
+ * construction, so after N of them each property read runs N nested traps: in
+ * a file of a few hundred requests, one request to a route that answers in
+ * 1 ms took 50 to 100 ms, and `npm test` spent minutes there (measured with a
+ * plain `GET /`: 7, 20, 47 and 98 ms per call over four batches of 100).
+ * Upstream: cloudflare/workers-sdk#15092, fixed by #15106 ("install wrapper
+ * prototype proxy once") in a release after the one this project pins.
+ *
+ * The fix is theirs in substance: install the proxy once, still from the
+ * first construction (workerd inspects the class before that). It rewrites
+ * exactly one known text and fails loudly if it finds neither that text nor
+ * its own, so a version bump cannot skip it silently. Idempotent, and atomic
+ * (write then rename) because several test processes may load this at once.
+ */
+const BUGGY = "\tfunction Class(...args) {\n\t\tClass.prototype = new Proxy(Class.prototype, {";
+const FIXED =
+  "\tlet proxied = false; // capvault: workers-sdk#15092\n\tfunction Class(...args) {\n\t\tif (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {";
+
+export function patchPoolWorkers(): void {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const file = path.join(
+    root,
+    "node_modules/@cloudflare/vitest-pool-workers/dist/worker/lib/cloudflare/test-internal.mjs",
+  );
+  const text = readFileSync(file, "utf8");
+  if (text.includes(FIXED)) return;
+  if (text.split(BUGGY).length !== 2) {
+    throw new Error(`${file}: createProxyPrototypeClass is not the pinned version's; see test/pool-workers-patch.ts`);
+  }
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text.replace(BUGGY, FIXED));
+  renameSync(temp, file);
+}
