@@ -4,11 +4,11 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
-import { unstable_readConfig } from "wrangler";
 import { createDiskHost } from "../disk-host/index.ts";
 import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import { readRuntimeConfig } from "./runtime-config.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
 import type { Settings } from "./settings.ts";
 import { loadVaultKey } from "./vault-key.ts";
@@ -47,7 +47,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     settings.adminTokenFile,
   );
   const scriptPath = await buildWorker(path.join(settings.state, "build"));
-  const config = unstable_readConfig({ config: path.join(PROJECT_ROOT, "wrangler.toml") }, { hideWarnings: true });
+  const runtime = readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml"));
 
   // Shared by the worker and the disk host only, new at every start.
   const diskSecret = randomBytes(32).toString("base64url");
@@ -90,8 +90,8 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
         modules: true,
         scriptPath,
         modulesRoot: path.dirname(scriptPath),
-        compatibilityDate: config.compatibility_date,
-        compatibilityFlags: config.compatibility_flags,
+        compatibilityDate: runtime.compatibilityDate,
+        compatibilityFlags: runtime.compatibilityFlags,
         durableObjects: {
           CAPS: { className: "CapObject", useSQLite: true },
           ROOTS: { className: "RootRegistry", useSQLite: true },
