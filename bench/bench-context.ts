@@ -28,7 +28,7 @@ export interface BenchSize {
 export const SIZES: Record<BenchSize["name"], BenchSize> = {
   tiny: {
     name: "tiny",
-    rounds: 3,
+    rounds: 1,
     files: 2,
     sequential: 3,
     inFlightCalls: 16,

@@ -614,20 +614,24 @@ class LiveR2Tests(LiveBase):
         self.assertRefused("not_found", lambda: self.fs.list("no-such-dir"), self.fs)
         self.assertRefused("path_escapes", lambda: self.fs.list(".."), self.fs)
 
-    def test_list_pages_over_more_than_1000_files(self) -> None:
-        count = 1100
+    def test_list_follows_cursors_across_pages(self) -> None:
+        # Pages of 40 and 33 over 100 files: the same cursor-following as the
+        # server's default pages of 1000 over 1100 files, at a tenth of the writes.
+        count = 100
         page = self.fs.subdir("many")
         names = [f"f{i:05d}.txt" for i in range(count)]
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(lambda n: page.write(n, n.encode()), names))
 
-        first, cursor = page.list_page()
-        self.assertEqual(len(first), 1000)
-        self.assertIsNotNone(cursor, "a folder of 1100 files must not fit in one page")
+        first, cursor = page.list_page(limit=40)
+        self.assertEqual([e["name"] for e in first], names[:40])
+        self.assertIsNotNone(cursor, "100 files must not fit in a page of 40")
+        rest, _ = page.list_page(cursor=cursor, limit=40)
+        self.assertEqual([e["name"] for e in rest], names[40:80])
 
-        everything = page.list()
-        self.assertEqual([e["name"] for e in everything], names)
-        small_pages = [e["name"] for e in page.iter_list(page_size=333)]
+        self.assertEqual([e["name"] for e in page.list()], names)
+        self.assertEqual([e["name"] for e in page.list(page_size=40)], names)
+        small_pages = [e["name"] for e in page.iter_list(page_size=33)]
         self.assertEqual(small_pages, names)
         self.assertRefused("bad_request", lambda: page.list_page(limit=1001), page)
         self.assertRefused("bad_request", lambda: page.list_page(limit=0), page)
