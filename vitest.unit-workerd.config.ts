@@ -1,6 +1,8 @@
-import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { readRuntimeConfig } from "./launcher/runtime-config.ts";
+import { patchPoolWorkers } from "./test/pool-workers-patch.ts";
 
 /**
  * The unit tests of code that runs inside workerd in production (the path
@@ -10,11 +12,12 @@ import { defineConfig } from "vitest/config";
  * code must hold in the one it is deployed to. The `node` project still runs
  * the same files.
  */
-const wrangler = readFileSync(new URL("./wrangler.toml", import.meta.url), "utf8");
 // The worker's own compatibility settings, so these tests see the runtime the worker sees.
-const compatibilityDate = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(wrangler)?.[1];
-const compatibilityFlags = JSON.parse(/^compatibility_flags\s*=\s*(\[[^\]]*\])/m.exec(wrangler)?.[1] ?? "[]");
-if (!compatibilityDate) throw new Error("wrangler.toml has no compatibility_date");
+const { compatibilityDate, compatibilityFlags } = readRuntimeConfig(
+  fileURLToPath(new URL("./wrangler.toml", import.meta.url)),
+);
+// See vitest.workers.config.ts: the pool's quadratic wrapping, fixed before it loads.
+patchPoolWorkers();
 
 export default defineConfig({
   plugins: [cloudflareTest({ miniflare: { compatibilityDate, compatibilityFlags } })],
@@ -28,7 +31,7 @@ export default defineConfig({
       // Scans the repository's source files (node:fs): a check of the code base, not of code that runs in workerd.
       "shared/refusal-sites.test.ts",
     ],
-    // Isolated like `workers` (see vitest.workers.config.ts): non-isolated runs of this
-    // pool version slow with every file and can stall.
+    // Not isolated, like `workers` (see vitest.workers.config.ts).
+    isolate: false,
   },
 });
