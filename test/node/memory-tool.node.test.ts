@@ -70,14 +70,20 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(result.text.startsWith("Error: ")).toBe(true);
     return result;
   };
-  /** Every file under the cap, with its content: what "nothing changed" is checked against. */
-  const snapshot = async (dir = ""): Promise<Record<string, string>> => {
+  /**
+   * Every file under the cap with the SHA-256 of its bytes, from one recursive
+   * listing: what "nothing changed" is checked against.
+   */
+  const snapshot = async (): Promise<Record<string, string>> => {
     const out: Record<string, string> = {};
-    for await (const entry of fs.list(dir)) {
-      const path = dir === "" ? entry.name : `${dir}/${entry.name}`;
-      if (entry.type === "dir") Object.assign(out, await snapshot(path));
-      else out[path] = await fs.readText(path);
-    }
+    for await (const file of fs.list("", { depth: 0 })) out[file.name] = String(file.sha256);
+    return out;
+  };
+  /** Every file under `dir` with its text. */
+  const contents = async (dir: string): Promise<Record<string, string>> => {
+    const out: Record<string, string> = {};
+    for await (const file of fs.list(dir, { depth: 0 }))
+      out[`${dir}/${file.name}`] = await fs.readText(`${dir}/${file.name}`);
     return out;
   };
 
@@ -219,7 +225,7 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(await ok({ command: "rename", old_path: "/memories/ren/dir", new_path: "/memories/ren/moved" })).toBe(
       "Successfully renamed /memories/ren/dir to /memories/ren/moved",
     );
-    expect(await snapshot("ren")).toEqual({
+    expect(await contents("ren")).toEqual({
       "ren/b.md": "A",
       "ren/moved/x.md": "X",
       "ren/moved/y/z.md": "Z",
@@ -282,8 +288,10 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
         { command: "rename", old_path: path, new_path: "/memories/stolen.md" },
         { command: "rename", old_path: "/memories/guard.md", new_path: path },
       ];
-      for (const input of inputs) {
-        const result = await error(input);
+      // All at once: each is refused before it touches storage, so none can see another's effect.
+      const results = await Promise.all(inputs.map((input) => error(input)));
+      for (const [i, input] of inputs.entries()) {
+        const result = results[i]!;
         expect(result.code, `${input.command} ${JSON.stringify(path)}`).toBe(code);
         expect(result.text.startsWith(`Error: ${code}: `)).toBe(true);
         // Control characters in a refused path are escaped, never echoed raw.
