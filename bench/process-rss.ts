@@ -20,6 +20,26 @@ export async function groupPids(pgid: number): Promise<number[]> {
   return pids;
 }
 
+/**
+ * CPU time (user + system) spent so far by the processes of group `pgid`, in
+ * ms, at the kernel's 10 ms tick: the work a request cost the vault, which a
+ * loaded machine does not inflate as it does wall time.
+ */
+export async function groupCpuMs(pgid: number): Promise<number> {
+  return processCpuMs(await groupPids(pgid));
+}
+
+/** CPU time of `pids` together so far, in ms (processes gone since count as 0). */
+export async function processCpuMs(pids: readonly number[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    const f = await statFields(String(pid));
+    // utime and stime are fields 14 and 15 of the line, [11] and [12] here.
+    if (f) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10;
+}
+
 /** Direct children of `ppid` running the program `name`. */
 export async function childPids(ppid: number, name: string): Promise<number[]> {
   const pids: number[] = [];

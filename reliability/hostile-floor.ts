@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startR2Floor } from "../bench/floor-r2.ts";
+import { childPids, processCpuMs } from "../bench/process-rss.ts";
 import { type HostileRow, median, request } from "./hostile-requests.ts";
 
 /**
@@ -27,7 +28,10 @@ export async function floorWriteDelay(bytes = 2 * 1024 * 1024): Promise<HostileR
     };
     const idle: number[] = [];
     for (let i = 0; i < 15; i++) idle.push(await cheapRead());
+    // The floor's workerd: this process's only workerd child (the vault's is the launcher's).
+    const workerd = await childPids(process.pid, "workerd");
     let running = true;
+    const cpuBefore = await processCpuMs(workerd);
     const started = performance.now();
     const put = request("PUT", `${floor.url}/?key=big.md`, "w".repeat(bytes)).finally(() => {
       running = false;
@@ -35,10 +39,12 @@ export async function floorWriteDelay(bytes = 2 * 1024 * 1024): Promise<HostileR
     let worst = 0;
     while (running) worst = Math.max(worst, await cheapRead());
     const answer = await put;
+    const ms = Math.round(performance.now() - started);
     return {
       case: `floor: ${bytes / 1024 / 1024} MiB put straight to an R2 binding, no vault (the local simulator alone)`,
-      ms: Math.round(performance.now() - started),
+      ms,
       cheapReadMaxDelayMs: Math.max(0, Math.round(worst - median(idle))),
+      vaultCpuMs: (await processCpuMs(workerd)) - cpuBefore,
       outcome: answer.status < 300 ? "ok" : `HTTP ${answer.status}`,
     };
   } finally {

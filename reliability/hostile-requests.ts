@@ -13,6 +13,11 @@ export interface HostileRow {
   ms: number;
   /** Worst latency of the cheap read on the other cap while it ran, minus the idle median. */
   cheapReadMaxDelayMs: number;
+  /**
+   * CPU the vault's processes spent while it ran (the cheap reads beside it
+   * included, so an upper bound), or null where the vault is not ours to watch.
+   */
+  vaultCpuMs: number | null;
   /** What the vault answered: `ok`, or the refusal (first line). */
   outcome: string;
 }
@@ -24,6 +29,8 @@ export interface HostileVault {
   capUrl: string;
   /** Another cap with read and write; the cheap read runs on it. */
   otherCapUrl: string;
+  /** CPU spent so far by every process of the vault, in ms (see bench/process-rss.ts). */
+  cpuMs?: () => Promise<number>;
 }
 
 interface HostileCase {
@@ -189,6 +196,7 @@ export async function hostileRequests(
     for (let i = 0; i < 15; i++) idle.push(await cheapRead());
     const baseline = median(idle);
     let running = true;
+    const cpuBefore = (await vault.cpuMs?.()) ?? null;
     const started = performance.now();
     const request = hostile.send(mcp, memory).finally(() => {
       running = false;
@@ -196,10 +204,13 @@ export async function hostileRequests(
     let worst = 0;
     while (running) worst = Math.max(worst, await cheapRead());
     const outcome = await request;
+    const ms = Math.round(performance.now() - started);
+    const cpuAfter = (await vault.cpuMs?.()) ?? null;
     const row = {
       case: hostile.name,
-      ms: Math.round(performance.now() - started),
+      ms,
       cheapReadMaxDelayMs: Math.max(0, Math.round(worst - baseline)),
+      vaultCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
       outcome,
     };
     rows.push(row);

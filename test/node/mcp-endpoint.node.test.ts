@@ -577,17 +577,17 @@ describe("bounded work per request", () => {
     expect(JSON.parse(batchTexts([next.json])[0]!)).toHaveLength(600);
   });
 
-  it("refuses a directory_tree that needs more than the request's 300 directory listings", async () => {
-    for (let i = 0; i < 301; i++) {
+  it("refuses a directory_tree that needs more than the request's 100 directory listings", async () => {
+    for (let i = 0; i < 101; i++) {
       await mkdir(path.join(vault.diskRoot, "folders", `d${i}`), { recursive: true });
       await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
     }
     const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
     expect(batchTexts([json])).toEqual([
-      "!bad_request: this request has used its budget of 300 directory listings; list a subdirectory or fewer levels, or send further calls in a new request",
+      "!bad_request: this request has used its budget of 100 directory listings; list a subdirectory or fewer levels, or send further calls in a new request",
     ]);
     const shallow = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 1 }));
-    expect(JSON.parse(batchTexts([shallow.json])[0]!)).toHaveLength(301);
+    expect(JSON.parse(batchTexts([shallow.json])[0]!)).toHaveLength(101);
   });
 
   it("answers a batch of 20 read_file calls until the request's 16 Mi characters read are spent, then refuses", async () => {

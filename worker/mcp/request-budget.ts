@@ -23,9 +23,13 @@ export const REQUEST_MAX_LISTED = 6_000;
 /**
  * Directory listings in one request. Each is a storage call that costs more
  * than the entries it returns (on R2: a head, a folder check and a delimited
- * list); a tree of 300 folders is larger than an agent reads at once.
+ * list): about 6.5 ms of the vault's CPU each on the local runtime, where a
+ * batch of directory_tree calls that made 300 of them cost 2.0 s of CPU
+ * (`RELIABILITY_ONLY=hostile npm run reliability`), twice the bound of one
+ * request. At 100, a request stays under 1 s; a tree of 100 folders is more
+ * than an agent reads at once, and the refusal says to list a subtree.
  */
-export const REQUEST_MAX_LISTINGS = 300;
+export const REQUEST_MAX_LISTINGS = 100;
 
 /** Characters of file text read in one request: eight whole 2 MiB files (an edit reads its file once per attempt). */
 export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;

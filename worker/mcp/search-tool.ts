@@ -5,7 +5,7 @@ import { anyMatches, compileGlobs, MAX_EXCLUDE_PATTERNS } from "./glob-filters.t
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 import { walkEntries } from "./tree-walk.ts";
 
-/** Entries one search walks, matches or not; the request's budget (6,000 listed, 300 listings) bounds it again. */
+/** Entries one search walks, matches or not; the request's budget (6,000 listed, 100 listings) bounds it again. */
 export const SEARCH_MAX_ENTRIES = 5000;
 /** Levels one search descends: keys of 1,024 bytes hold at most 512. */
 const SEARCH_MAX_DEPTH = 512;
