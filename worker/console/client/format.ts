@@ -18,16 +18,26 @@ export function when(iso: string | null | undefined): string {
   return new Date(iso).toLocaleString();
 }
 
-/** "in 59 minutes", "3 days ago": for expiries, next to the absolute time. */
+const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["day", 86400],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/**
+ * "in 59 minutes", "3 days ago": for expiries, next to the absolute time. A
+ * unit is used from where the next smaller one would round up to it, so a
+ * one-hour cap opened a second after minting reads "in 1 hour", never "in 60
+ * minutes" (and 23 h 40 min reads "in 1 day").
+ *
+ * @example
+ * relative("2026-12-01T13:00:00Z", Date.parse("2026-12-01T12:00:01Z")) // "in 1 hour"
+ */
 export function relative(iso: string, now = Date.now()): string {
   const seconds = Math.round((Date.parse(iso) - now) / 1000);
-  const steps: [Intl.RelativeTimeFormatUnit, number][] = [
-    ["day", 86400],
-    ["hour", 3600],
-    ["minute", 60],
-    ["second", 1],
-  ];
-  const [unit, span] = steps.find(([, s]) => Math.abs(seconds) >= s) ?? ["second", 1];
+  const at = STEPS.findIndex(([, span], i) => Math.abs(seconds) >= span - (STEPS[i + 1]?.[1] ?? 0) / 2);
+  const [unit, span] = STEPS[at] ?? ["second", 1];
   return new Intl.RelativeTimeFormat("en", { numeric: "auto" }).format(Math.round(seconds / span), unit);
 }
 

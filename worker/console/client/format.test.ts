@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { relative } from "./format.ts";
+
+const NOW = Date.parse("2026-12-01T12:00:00Z");
+const inSeconds = (s: number) => relative(new Date(NOW + s * 1000).toISOString(), NOW);
+
+describe("relative", () => {
+  it("names a unit once the smaller one would round up to it", () => {
+    // A one-hour cap seen a moment after minting (the console test's case, which said "60 minutes").
+    expect(inSeconds(3599.6)).toBe("in 1 hour");
+    expect(inSeconds(3570)).toBe("in 1 hour");
+    expect(inSeconds(3569)).toBe("in 59 minutes");
+    expect(inSeconds(86400 - 1800)).toBe("tomorrow");
+    expect(inSeconds(86400 - 1801)).toBe("in 23 hours");
+    expect(inSeconds(60)).toBe("in 1 minute");
+    expect(inSeconds(59)).toBe("in 59 seconds");
+  });
+
+  it("reads the past too, and the present", () => {
+    expect(inSeconds(-3 * 86400)).toBe("3 days ago");
+    expect(inSeconds(-120)).toBe("2 minutes ago");
+    expect(inSeconds(0)).toBe("now");
+  });
+});
