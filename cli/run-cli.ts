@@ -7,6 +7,7 @@ import { findCommand } from "./command-table.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
 import { Interrupted } from "./interrupted.ts";
+import { jsonText } from "./json-output.ts";
 import { ReportedFailure } from "./reported-failure.ts";
 import { terminalSafe } from "./terminal-safe.ts";
 import { LocalRefusal } from "./transfer/local-refusal.ts";
@@ -100,7 +101,7 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   if (error instanceof Interrupted) return EXIT.interrupted;
   if (error instanceof LocalRefusal) {
     io.stderr.write(`capvault: ${error.code}: ${terminalSafe(error.message)}\n`);
-    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
+    if (json) io.stdout.write(`${jsonText({ error: { code: error.code, message: error.message } })}\n`);
     return EXIT.refused;
   }
   if (isCapError(error)) {
@@ -108,7 +109,7 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
     // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.
     io.stderr.write(`capvault: ${terminalSafe(error.code)}: ${terminalSafe(message)}\n`);
     // One line: after `watch --json`'s events it is the stream's last line, still one JSON document per line.
-    if (json) io.stdout.write(`${JSON.stringify({ error: { code: error.code, message, status: error.status } })}\n`);
+    if (json) io.stdout.write(`${jsonText({ error: { code: error.code, message, status: error.status } })}\n`);
     return error.code === "unavailable" ? EXIT.unavailable : EXIT.refused;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -4,8 +4,8 @@
  * its file names. Printed raw, a name could carry terminal escape sequences
  * (C0 ESC, or C1 CSI U+009B), bidi overrides that make `evil.exe` read as
  * `exe.live`, or line separators that forge extra output lines. Human output
- * shows each such character as a visible escape instead; JSON output is
- * already escaped by JSON.
+ * shows each such character as a visible escape instead; `--json` output
+ * writes them as JSON's `\uXXXX` escapes (json-output.ts).
  */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 

@@ -2,6 +2,7 @@ import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { formatEntry } from "../human-format.ts";
+import { jsonText } from "../json-output.ts";
 import { positionalArgs } from "../option-values.ts";
 import { remotePathArg } from "../remote-path.ts";
 
@@ -25,7 +26,7 @@ export const lsCommand: CommandSpec = {
     if (input.json) await writeOut(out, '{\n  "entries": [');
     for await (const entry of cap.list(path)) {
       if (input.json) {
-        await writeOut(out, `${first ? "\n" : ",\n"}    ${JSON.stringify(entry)}`);
+        await writeOut(out, `${first ? "\n" : ",\n"}    ${jsonText(entry)}`);
       } else {
         await writeOut(out, formatEntry(entry, input.values.long === true));
       }

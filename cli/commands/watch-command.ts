@@ -2,6 +2,7 @@ import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { Interrupted } from "../interrupted.ts";
+import { jsonText } from "../json-output.ts";
 import { positionalArgs, stringOption } from "../option-values.ts";
 import { joinRemote, remotePathArg } from "../remote-path.ts";
 import { formatChange } from "../version-format.ts";
@@ -44,7 +45,7 @@ export const watchCommand: CommandSpec = {
     try {
       for await (const change of cap.watch({ since: stringOption(input.values.since), signal: stop.signal })) {
         if (prefix !== "" && change.path !== prefix && !change.path.startsWith(`${prefix}/`)) continue;
-        await writeOut(input.io.stdout, input.json ? `${JSON.stringify(change)}\n` : formatChange(change));
+        await writeOut(input.io.stdout, input.json ? `${jsonText(change)}\n` : formatChange(change));
       }
     } catch (error) {
       // The write that found the reader gone fails too: that is the end of the watch, not an error.
