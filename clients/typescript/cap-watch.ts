@@ -43,12 +43,12 @@ export async function* watchChanges(source: WatchSource, options: WatchOptions):
         // Frames already read are not handed out once the caller said stop.
         if (signal?.aborted) return;
         if (frame.event === "resume") {
-          const next = parseJson<{ since: string }>(frame.data).since;
+          const next = versionId(parseJson<{ since?: unknown }>(frame.data).since);
           delivered ||= next !== since;
           since = next;
         } else if (frame.event === null) {
           const change = parseJson<WatchEvent>(frame.data);
-          since = change.version;
+          since = versionId(change.version);
           delivered = true;
           yield change;
         }
@@ -63,6 +63,16 @@ export async function* watchChanges(source: WatchSource, options: WatchOptions):
     if (error instanceof CapError) throw error;
     throw new CapError("unavailable", 0, "the vault's change stream broke off");
   }
+}
+
+/**
+ * Where to resume, as the vault sent it. Anything but a string is refused: as
+ * `undefined` it would reopen the watch live, silently skipping every change
+ * made in between.
+ */
+function versionId(value: unknown): string {
+  if (typeof value === "string") return value;
+  throw new CapError("unavailable", 200, "malformed event stream from vault");
 }
 
 function parseJson<T>(text: string): T {

@@ -644,12 +644,12 @@ class FsCap:
             try:
                 for event, data in server_events(response):
                     if event == "resume":
-                        resume_at = str(_json_value(data).get("since"))
+                        resume_at = _version_id(_json_value(data).get("since"))
                         delivered = delivered or resume_at != last
                         last = resume_at
                     elif event is None:
                         change = _json_value(data)
-                        last = str(change.get("version"))
+                        last = _version_id(change.get("version"))
                         delivered = True
                         yield change  # type: ignore[misc]
             except MalformedStream as e:
@@ -972,6 +972,13 @@ def _json_object(raw: bytes) -> Dict[str, Any]:
         value = None
     if not isinstance(value, dict):
         raise CapError("bad_response", "the vault answered something that is not a JSON object")
+    return value
+
+
+def _version_id(value: Any) -> str:
+    """Where to resume, as the vault sent it; anything but a string would resume from the wrong place."""
+    if not isinstance(value, str):
+        raise CapError("bad_response", "the vault's change stream named no version to resume from")
     return value
 
 

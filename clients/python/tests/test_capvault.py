@@ -387,6 +387,14 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.answer(lambda req: (200, {"Content-Type": "text/event-stream"}, endless * 1100))
         self.assertRefused("bad_response", lambda: next(self.fs.watch()), self.fs)
 
+    def test_watch_refuses_a_resume_or_change_that_names_no_version(self) -> None:
+        # Taken as text, a missing or numeric `since` would resume from a version that does not exist.
+        for body in (b'event: resume\ndata: {"since":7}\n\n', b"event: resume\ndata: {}\n\n",
+                     b'data: {"path":"a.md","operation":"created"}\n\n'):
+            self.answer(lambda req, body=body: (200, {"Content-Type": "text/event-stream"}, body))
+            self.assertRefused("bad_response", lambda: next(self.fs.watch(since="3")), self.fs)
+            self.assertEqual(_Recorder.requests[-1]["query"].get("since"), ["3"])
+
 
 class OfflineTests(unittest.TestCase, TokenHygiene):
     def test_repr_and_str_hide_the_token(self) -> None:
