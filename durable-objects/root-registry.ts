@@ -12,6 +12,7 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
+import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
 
@@ -92,12 +93,25 @@ export class RootRegistry extends DurableObject<CapEnv> {
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });
   }
 
-  async listRoots(): Promise<RootList> {
+  /**
+   * One page of the live roots, in id order: at most `limit` (1–1,000,
+   * default 1,000) of one storage read, so a registry of any size answers in
+   * bounded work. Expired roots are skipped, so a page may be short and still
+   * have a cursor; the cursor is the last id read, opaque to clients.
+   */
+  async listRoots(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<RootList>> {
+    const limit = parseLimit(rawLimit);
+    if (!limit.ok) return limit;
+    const after = decodeCursor(rawCursor);
+    if (!after.ok) return after;
     const now = Date.now();
-    const records = await this.ctx.storage.list<RegisteredRoot>({ prefix: ROOT_KEY_PREFIX });
+    const records = await this.ctx.storage.list<RegisteredRoot>({
+      prefix: ROOT_KEY_PREFIX,
+      limit: limit.value,
+      ...(after.value === null ? {} : { startAfter: ROOT_KEY_PREFIX + after.value }),
+    });
     const roots = [...records.values()]
       .filter((r) => r.expiresAt === null || r.expiresAt > now)
-      .sort((a, b) => a.createdAt - b.createdAt)
       .map((r) => ({
         id: r.id,
         label: r.label,
@@ -107,7 +121,9 @@ export class RootRegistry extends DurableObject<CapEnv> {
         createdAt: new Date(r.createdAt).toISOString(),
         expiresAt: isoOrNull(r.expiresAt),
       }));
-    return { roots };
+    const last = [...records.keys()].at(-1);
+    const full = records.size === limit.value && last !== undefined;
+    return ok({ roots, cursor: full ? encodeCursor(last.slice(ROOT_KEY_PREFIX.length)) : null });
   }
 
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {

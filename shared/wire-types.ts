@@ -207,8 +207,10 @@ export interface RootView {
 }
 
 /** `GET /admin/roots`: live roots, oldest first. */
+/** One page of `GET /admin/roots`: live roots in id order; `cursor` is null on the last page. */
 export interface RootList {
   roots: RootView[];
+  cursor: string | null;
 }
 
 /** The 202 answer of a revocation whose cascade is still being finished by alarms (204 has no body). */

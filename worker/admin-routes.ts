@@ -7,6 +7,7 @@ import { secretsEqual } from "../shared/token.ts";
 import { type AppEnv, publicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
+import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
 
 /** Admin routes mint, list and revoke root caps; they need `Authorization: Bearer <admin token>`. */
@@ -44,7 +45,12 @@ adminRoutes.post("/roots", async (c) => {
   return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
 });
 
-adminRoutes.get("/roots", async (c) => Response.json(await rootRegistryStub(c.env).listRoots()));
+adminRoutes.get("/roots", async (c) => {
+  const query = readQuery(c.req.url, ["cursor", "limit"]);
+  if (!query.ok) return errorResponse(query.error);
+  const page = await rootRegistryStub(c.env).listRoots(query.value.cursor, query.value.limit);
+  return page.ok ? Response.json(page.value) : errorResponse(page.error);
+});
 
 adminRoutes.delete("/roots/:id", async (c) => {
   return revokeResponse(await rootRegistryStub(c.env).revokeRoot(c.req.param("id")));

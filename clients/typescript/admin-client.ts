@@ -58,19 +58,39 @@ export class AdminClient {
   }
 
   /**
-   * Every live root cap, with its backend and prefix (admin eyes only).
+   * Every live root cap, with its backend and prefix (admin eyes only), in id
+   * order. Follows the pages of `GET /admin/roots` (each at most 1,000 roots).
    * @example
    * for (const root of await admin.listRoots()) console.log(root.id, root.backend, root.prefix);
    */
   async listRoots(): Promise<RootView[]> {
+    const roots: RootView[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: RootList = await this.listRootsPage({ cursor });
+      roots.push(...page.roots);
+      cursor = page.cursor;
+    } while (cursor);
+    return roots;
+  }
+
+  /**
+   * One page of live root caps: at most `limit` (1–1,000, default 1,000), and
+   * the cursor of the next page, or null on the last.
+   * @example
+   * const { roots, cursor } = await admin.listRootsPage({ limit: 100 });
+   */
+  async listRootsPage(options: { cursor?: string | null; limit?: number } = {}): Promise<RootList> {
+    const query = new URLSearchParams();
+    if (options.cursor) query.set("cursor", options.cursor);
+    if (options.limit !== undefined) query.set("limit", String(options.limit));
     const response = await this.#http.send({
       method: "GET",
-      url: `${this.#mount}/admin/roots`,
+      url: `${this.#mount}/admin/roots${query.toString() ? `?${query}` : ""}`,
       headers: this.#auth(),
       expect: [200],
     });
-    const body = await this.#http.json<RootList>(response);
-    return body.roots;
+    return this.#http.json<RootList>(response);
   }
 
   /**

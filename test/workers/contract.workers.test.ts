@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { rootRegistryStub } from "../../durable-objects/object-stubs.ts";
 import { RootRegistry } from "../../durable-objects/root-registry.ts";
-import { ADMIN, call, cap, child, errorCode, mintRoot } from "./vault.ts";
+import { ADMIN, allRoots, call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 let counter = 0;
 
@@ -365,10 +365,7 @@ describe("admin", () => {
 
   it("lists roots with their prefix and revokes by id", async () => {
     const minted = await mintRoot("admin-listing/", { label: "listing", rights: ["read", "list"] });
-    const list = await call("GET", "/admin/roots", { headers: { authorization: `Bearer ${ADMIN}` } });
-    const { roots } = (await list.json()) as {
-      roots: { id: string; prefix: string; rights: string[]; backend: string }[];
-    };
+    const { roots } = await allRoots();
     expect(roots.find((r) => r.id === minted.id)).toMatchObject({
       prefix: "admin-listing/",
       rights: ["read", "list"],
@@ -377,6 +374,20 @@ describe("admin", () => {
     const revoke = await call("DELETE", `/admin/roots/${minted.id}`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(revoke.status).toBe(204);
     expect(await errorCode(await cap(minted.token).info())).toBe("no_such_cap");
+  });
+
+  it("lists roots a page at a time, in id order, each once; a bad limit or cursor is refused", async () => {
+    const minted = await Promise.all(Array.from({ length: 5 }, (_, i) => mintRoot(`admin-paging/${i}/`)));
+    const { roots, pages } = await allRoots(2);
+    expect(pages.every((n) => n <= 2)).toBe(true);
+    expect(pages.length).toBeGreaterThanOrEqual(3);
+    const ids = roots.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual([...ids].sort());
+    for (const m of minted) expect(ids).toContain(m.id);
+    const admin = { headers: { authorization: `Bearer ${ADMIN}` } };
+    for (const query of ["limit=0", "limit=1001", "limit=x", "cursor=!!", "cursor=a&cursor=b"])
+      expect(await errorCode(await call("GET", `/admin/roots?${query}`, admin)), query).toBe("bad_request");
   });
 
   it("refuses bad roots: unknown backend, bad prefix, disk where no disk host runs", async () => {

@@ -32,6 +32,27 @@ export async function mintRoot(prefix: string, extra: Record<string, unknown> = 
   return res.json();
 }
 
+/** Every live root, following `GET /admin/roots` page by page (`limit` per page), and the pages' sizes. */
+export async function allRoots(
+  limit?: number,
+): Promise<{ roots: { id: string; [k: string]: unknown }[]; pages: number[] }> {
+  const roots: { id: string }[] = [];
+  const pages: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const query = new URLSearchParams();
+    if (cursor) query.set("cursor", cursor);
+    if (limit !== undefined) query.set("limit", String(limit));
+    const res = await call("GET", `/admin/roots?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    if (res.status !== 200) throw new Error(`listing roots failed: ${res.status} ${await res.text()}`);
+    const page = (await res.json()) as { roots: { id: string }[]; cursor: string | null };
+    roots.push(...page.roots);
+    pages.push(page.roots.length);
+    cursor = page.cursor;
+  } while (cursor);
+  return { roots, pages };
+}
+
 const q = (path: string) => `?path=${encodeURIComponent(path)}`;
 
 /** A thin cap handle for tests; every method returns the raw Response. */
