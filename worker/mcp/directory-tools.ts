@@ -3,8 +3,9 @@ import { MAX_DEPTH } from "../../storage-adapters/tree-page.ts";
 import { capDir } from "./cap-files.ts";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
 import { anyMatches, compileTreeExclusions, MAX_EXCLUDE_PATTERNS } from "./glob-filters.ts";
+import { mayList } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
-import { type WalkEntry, walkEntries } from "./tree-walk.ts";
+import { type WalkEntry, walkCutNote, walkEntries } from "./tree-walk.ts";
 
 /** Bounds that keep one call to a few dozen listings and a result a model can read. */
 export const LIST_MAX_ENTRIES = 5000;
@@ -75,12 +76,11 @@ export const directoryTreeTool: CapTool = {
           maxEntries: TREE_MAX_ENTRIES,
           maxDepth,
           skip: (rel) => anyMatches(excluded.value, rel, meter),
+          mayList: () => mayList(context.budget),
         });
         if (!tree.ok) return errorResult(tree.error);
         const text = JSON.stringify(nest(tree.value.entries), null, 2);
-        return tree.value.complete
-          ? textResult(text)
-          : textResult(`${text}\n(stopped after ${TREE_MAX_ENTRIES} entries)`);
+        return textResult(text + walkCutNote(tree.value.cut, TREE_MAX_ENTRIES));
       },
     );
   },

@@ -31,6 +31,11 @@ export const REQUEST_MAX_LISTED = 6_000;
  */
 export const REQUEST_MAX_LISTINGS = 100;
 
+/** Whether the request may still list a directory: walks stop there rather than fail (tree-walk.ts). */
+export function mayList(budget: RequestBudget): boolean {
+  return budget.listings < REQUEST_MAX_LISTINGS && budget.listed < REQUEST_MAX_LISTED - 1;
+}
+
 /** Characters of file text read in one request: eight whole 2 MiB files (an edit reads its file once per attempt). */
 export const REQUEST_MAX_READ_CHARS = 16 * 1024 * 1024;
 

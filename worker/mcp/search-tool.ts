@@ -2,8 +2,9 @@ import { z } from "zod";
 import { capDir } from "./cap-files.ts";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
 import { anyMatches, compileGlobs, MAX_EXCLUDE_PATTERNS } from "./glob-filters.ts";
+import { mayList } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
-import { walkEntries } from "./tree-walk.ts";
+import { walkCutNote, walkEntries } from "./tree-walk.ts";
 
 /** Entries one search walks, matches or not; the request's budget (6,000 listed, 100 listings) bounds it again. */
 export const SEARCH_MAX_ENTRIES = 5000;
@@ -36,6 +37,7 @@ export const searchFilesTool: CapTool = {
         const walk = await walkEntries(context.files, dir, {
           maxEntries: SEARCH_MAX_ENTRIES,
           maxDepth: SEARCH_MAX_DEPTH,
+          mayList: () => mayList(context.budget),
           skip(rel) {
             const skip = anyMatches(excluded, rel, meter);
             if (!skip.ok || skip.value) return skip;
@@ -47,7 +49,7 @@ export const searchFilesTool: CapTool = {
         });
         if (!walk.ok) return errorResult(walk.error);
         const text = matches.length > 0 ? matches.join("\n") : "No matches found";
-        return textResult(walk.value.complete ? text : `${text}\n(stopped after ${SEARCH_MAX_ENTRIES} entries)`);
+        return textResult(text + walkCutNote(walk.value.cut, SEARCH_MAX_ENTRIES));
       },
     );
   },
