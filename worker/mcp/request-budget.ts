@@ -31,7 +31,7 @@ export const REQUEST_MAX_LISTED = 6_000;
  */
 export const REQUEST_MAX_LISTINGS = 100;
 
-/** Whether the request may still list a directory: walks stop there rather than fail (tree-walk.ts). */
+/** Whether the request may still list a directory: a walk stops there and answers what it has (see tree-walk.ts). */
 export function mayList(budget: RequestBudget): boolean {
   return budget.listings < REQUEST_MAX_LISTINGS && budget.listed < REQUEST_MAX_LISTED - 1;
 }
