@@ -44,6 +44,7 @@ describe("watchChanges", () => {
     ['{"since":7}', "a number"],
     ["{}", "nothing"],
     ['{"since":null}', "null"],
+    ['{"since":""}', "empty"],
   ])("refuses a resume frame whose since is %s (%s): it would reopen the watch live and skip changes", async (data) => {
     const source = scripted([`${change("v1")}event: resume\ndata: ${data}\n\n`, change("v9")]);
     await expect(drain(source, 5)).rejects.toBeInstanceOf(CapError);

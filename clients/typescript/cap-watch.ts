@@ -66,12 +66,12 @@ export async function* watchChanges(source: WatchSource, options: WatchOptions):
 }
 
 /**
- * Where to resume, as the vault sent it. Anything but a string is refused: as
- * `undefined` it would reopen the watch live, silently skipping every change
- * made in between.
+ * Where to resume, as the vault sent it. Anything but a non-empty string is
+ * refused: as `undefined` or `""` it would reopen the watch live, silently
+ * skipping every change made in between.
  */
 function versionId(value: unknown): string {
-  if (typeof value === "string") return value;
+  if (typeof value === "string" && value !== "") return value;
   throw new CapError("unavailable", 200, "malformed event stream from vault");
 }
 

@@ -976,8 +976,8 @@ def _json_object(raw: bytes) -> Dict[str, Any]:
 
 
 def _version_id(value: Any) -> str:
-    """Where to resume, as the vault sent it; anything but a string would resume from the wrong place."""
-    if not isinstance(value, str):
+    """Where to resume, as the vault sent it; anything but a non-empty string would resume live, skipping changes."""
+    if not isinstance(value, str) or value == "":
         raise CapError("bad_response", "the vault's change stream named no version to resume from")
     return value
 

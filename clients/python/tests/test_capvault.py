@@ -390,6 +390,7 @@ class WireTests(unittest.TestCase, TokenHygiene):
     def test_watch_refuses_a_resume_or_change_that_names_no_version(self) -> None:
         # Taken as text, a missing or numeric `since` would resume from a version that does not exist.
         for body in (b'event: resume\ndata: {"since":7}\n\n', b"event: resume\ndata: {}\n\n",
+                     b'event: resume\ndata: {"since":""}\n\n',
                      b'data: {"path":"a.md","operation":"created"}\n\n'):
             self.answer(lambda req, body=body: (200, {"Content-Type": "text/event-stream"}, body))
             self.assertRefused("bad_response", lambda: next(self.fs.watch(since="3")), self.fs)

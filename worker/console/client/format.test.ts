@@ -21,4 +21,8 @@ describe("relative", () => {
     expect(inSeconds(-120)).toBe("2 minutes ago");
     expect(inSeconds(0)).toBe("now");
   });
+
+  it("reads a time that is no date as nothing, rather than throwing", () => {
+    expect(relative("not a date", NOW)).toBe("");
+  });
 });

@@ -29,13 +29,15 @@ const STEPS: [Intl.RelativeTimeFormatUnit, number][] = [
  * "in 59 minutes", "3 days ago": for expiries, next to the absolute time. A
  * unit is used from where the next smaller one would round up to it, so a
  * one-hour cap opened a second after minting reads "in 1 hour", never "in 60
- * minutes" (and 23 h 40 min reads "in 1 day").
+ * minutes" (and 23 h 40 min reads "tomorrow"). A time that is no date reads
+ * as nothing, rather than throwing in the page.
  *
  * @example
  * relative("2026-12-01T13:00:00Z", Date.parse("2026-12-01T12:00:01Z")) // "in 1 hour"
  */
 export function relative(iso: string, now = Date.now()): string {
   const seconds = Math.round((Date.parse(iso) - now) / 1000);
+  if (!Number.isFinite(seconds)) return "";
   const at = STEPS.findIndex(([, span], i) => Math.abs(seconds) >= span - (STEPS[i + 1]?.[1] ?? 0) / 2);
   const [unit, span] = STEPS[at] ?? ["second", 1];
   return new Intl.RelativeTimeFormat("en", { numeric: "auto" }).format(Math.round(seconds / span), unit);
