@@ -37,5 +37,13 @@ describe("readRuntimeConfig", () => {
     expect(() =>
       readRuntimeConfig(toml("d.toml", 'compatibility_date = "2026-01-02"\ncompatibility_flags = "nodejs_compat"\n')),
     ).toThrow(/array of strings/);
+    // Forms that would otherwise be missed or misread, silently: a null, a quoted key, a second value.
+    const date = 'compatibility_date = "2026-01-02"\n';
+    expect(() => readRuntimeConfig(toml("e.toml", `${date}compatibility_flags = null\n`))).toThrow(/array of strings/);
+    expect(() => readRuntimeConfig(toml("f.toml", `${date}"compatibility_flags" = ["x"]\n`))).toThrow(/bare keys/);
+    expect(() => readRuntimeConfig(toml("g.toml", `${date}compatibility_flags = [\n  "x"\n]\n`))).toThrow(
+      /quoted string/,
+    );
+    expect(() => readRuntimeConfig(toml("h.toml", `${date}${date}`))).toThrow(/set twice/);
   });
 });

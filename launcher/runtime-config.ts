@@ -25,8 +25,13 @@ export function readRuntimeConfig(file: string): RuntimeConfig {
   for (const line of readFileSync(file, "utf8").split("\n")) {
     // Keys before the first table are the top-level ones.
     if (/^\s*\[/.test(line)) break;
+    // Spelled any other way (quoted, dotted) or on several lines, the key would be missed, not misread: refuse.
+    const comment = /^\s*#/.test(line);
+    if (!comment && /compatibility_(date|flags)/.test(line) && !/^\s*compatibility_(date|flags)\s*=/.test(line))
+      throw new Error(`${file}: write compatibility_date and compatibility_flags as bare keys, one line each`);
     const m = /^\s*(compatibility_date|compatibility_flags)\s*=\s*(.*?)\s*(#.*)?$/.exec(line);
     if (!m) continue;
+    if (values.has(m[1]!)) throw new Error(`${file}: ${m[1]} is set twice`);
     try {
       values.set(m[1]!, JSON.parse(m[2]!));
     } catch {
@@ -34,7 +39,7 @@ export function readRuntimeConfig(file: string): RuntimeConfig {
     }
   }
   const date = values.get("compatibility_date");
-  const flags = values.get("compatibility_flags") ?? [];
+  const flags = values.has("compatibility_flags") ? values.get("compatibility_flags") : [];
   if (typeof date !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(date)) {
     throw new Error(`${file}: compatibility_date must be "YYYY-MM-DD"`);
   }
