@@ -4,6 +4,7 @@ import { jsonText } from "./json-output.ts";
 describe("jsonText", () => {
   const hostile = {
     name: "evil\u202egnp.exe\u2066x\u2069",
+    marks: "a\u200eb\u200fc\u061cd",
     csi: "\u009b31mred\u009b0m",
     del: "a\u007fb",
     lines: "one\u2028two\u2029three",
@@ -13,7 +14,7 @@ describe("jsonText", () => {
 
   it("escapes what a terminal would act on, and parses to the same value", () => {
     const text = jsonText(hostile, 2);
-    expect(text).not.toMatch(/[\u001b\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(text).not.toMatch(/[\u001b\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
     expect(JSON.parse(text)).toEqual(hostile);
     expect(text).toContain("\\u009b31mred");
     expect(text).toContain("evil\\u202egnp.exe\\u2066x\\u2069");

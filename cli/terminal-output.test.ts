@@ -51,6 +51,10 @@ const HOSTILE = [
   "\u2067",
   "\u2068",
   "\u2069",
+  // Bidi marks: they reorder neighbouring text as an override does, one character at a time.
+  "\u061c",
+  "\u200e",
+  "\u200f",
 ];
 /** Any of them raw, except the newline that ends each output line (line counts check that one). */
 const RAW = new RegExp(`[${HOSTILE.filter((c) => c !== "\n").join("")}]`, "u");

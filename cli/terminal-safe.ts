@@ -7,7 +7,7 @@
  * shows each such character as a visible escape instead; `--json` output
  * writes them as JSON's `\uXXXX` escapes (json-output.ts).
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 export function terminalSafe(text: string): string {
   return text.replace(UNSAFE, (c) => {

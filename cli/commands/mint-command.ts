@@ -5,6 +5,7 @@ import { durationOption } from "../duration-option.ts";
 import { formatMinted } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
 import { positionalArgs, rightsOption, stringOption } from "../option-values.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const mintCommand: CommandSpec = {
@@ -43,7 +44,7 @@ export const mintCommand: CommandSpec = {
       await printJson(input.io, { url: cap.url, id: cap.id, rights: cap.rights, expiresAt: cap.expiresAt });
       return;
     }
-    await writeOut(input.io.stdout, `${cap.url}\n`);
+    await writeOut(input.io.stdout, `${terminalSafe(cap.url)}\n`);
     await writeOut(input.io.stderr, formatMinted("minted root", cap));
   },
 };

@@ -6,6 +6,7 @@ import { formatMinted } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
 import { positionalArgs, rightsOption, stringOption } from "../option-values.ts";
 import { remotePathArg } from "../remote-path.ts";
+import { terminalSafe } from "../terminal-safe.ts";
 
 export const shareCommand: CommandSpec = {
   name: "share",
@@ -34,7 +35,7 @@ export const shareCommand: CommandSpec = {
       await printJson(input.io, { url: child.url, id: child.id, rights: child.rights, expiresAt: child.expiresAt });
       return;
     }
-    await writeOut(input.io.stdout, `${child.url}\n`);
+    await writeOut(input.io.stdout, `${terminalSafe(child.url)}\n`);
     await writeOut(input.io.stderr, formatMinted("shared as", child));
   },
 };
