@@ -51,7 +51,11 @@ export interface DiskHostOptions {
   secret: string;
   /** Bounds on writes; each field defaults to {@link DISK_HOST_UPLOAD_LIMITS}. */
   uploads?: Partial<UploadLimits>;
-  /** Tests of the listing bounds only: smaller walk budgets (defaults: the vault's, shared with R2). */
+  /**
+   * Tests of the listing bounds only: smaller walk budgets. Only lowered: a
+   * value that is not an integer from 1 to the vault's own (shared with R2)
+   * leaves the vault's.
+   */
   walkBudget?: Partial<WalkBudget>;
 }
 
@@ -91,9 +95,8 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
     dirMode,
     { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads },
     {
-      files: TREE_WALK_BUDGET,
-      folders: FOLDER_BUDGET,
-      ...options.walkBudget,
+      files: smallerBound(options.walkBudget?.files, TREE_WALK_BUDGET),
+      folders: smallerBound(options.walkBudget?.folders, FOLDER_BUDGET),
     },
   );
   ready.catch(() => undefined); // surfaced by cleanStaleTemps and as "unavailable"
@@ -140,6 +143,11 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
       await ctx.base.close().catch(() => undefined);
     },
   };
+}
+
+/** A bound a caller may lower, never raise or remove: an integer from 1 to `max`, else `max`. */
+function smallerBound(value: number | undefined, max: number): number {
+  return value !== undefined && Number.isInteger(value) && value >= 1 && value <= max ? value : max;
 }
 
 async function openContext(

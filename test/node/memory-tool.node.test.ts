@@ -76,7 +76,11 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
    */
   const snapshot = async (): Promise<Record<string, string>> => {
     const out: Record<string, string> = {};
-    for await (const file of fs.list("", { depth: 0 })) out[file.name] = String(file.sha256);
+    for await (const file of fs.list("", { depth: 0 })) {
+      // Every file here was written through the vault, so each has its hash: one missing would compare as equal.
+      expect(file.sha256).toMatch(/^[0-9a-f]{64}$/);
+      out[file.name] = String(file.sha256);
+    }
     return out;
   };
   /** Every file under `dir` with its text. */
