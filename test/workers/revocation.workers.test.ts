@@ -369,14 +369,15 @@ describe("revocation", () => {
 });
 
 describe("durable state holds no tokens", () => {
-  it("stores only digests: no minted token appears in any object's storage", async () => {
+  it("stores only digests: no minted token appears in its caps' or the registry's storage", async () => {
     const root = cap((await mintRoot("state/no-tokens/")).token);
     const a = await child(root, { path: "a", label: "visible label" });
     const b = await child(a, { path: "b" });
     const tokens = [root.token, a.token, b.token];
     const dumps: string[] = [];
-    for (const id of await listDurableObjectIds(env.CAPS)) {
-      const stub = env.CAPS.get(id);
+    // This test's objects only: in a workerd shared with other files, every object ever made would be a growing scan.
+    for (const token of tokens) {
+      const stub = capObjectStub(env, (await digestToken(token)).key);
       dumps.push(
         await runInDurableObject(stub, async (_i, state) => JSON.stringify([...(await state.storage.list())])),
       );
