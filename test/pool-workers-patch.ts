@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20,11 +20,13 @@ import { fileURLToPath } from "node:url";
  * first construction (workerd inspects the class before that). It rewrites
  * exactly one known text and fails loudly if it finds neither that text nor
  * its own, so a version bump cannot skip it silently. Idempotent, and atomic
- * (write then rename) because several test processes may load this at once.
+ * (write then rename) because several test processes may load this at once;
+ * on a read-only install it warns and leaves the file (slow, not wrong).
  */
 const BUGGY = "\tfunction Class(...args) {\n\t\tClass.prototype = new Proxy(Class.prototype, {";
+// Same line count as the text it replaces, so the pool's source map still points right.
 const FIXED =
-  "\tlet proxied = false; // capvault: workers-sdk#15092\n\tfunction Class(...args) {\n\t\tif (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {";
+  "\tlet proxied = false; function Class(...args) { // capvault: workers-sdk#15092\n\t\tif (!proxied && (proxied = true)) Class.prototype = new Proxy(Class.prototype, {";
 
 export function patchPoolWorkers(): void {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -38,6 +40,14 @@ export function patchPoolWorkers(): void {
     throw new Error(`${file}: createProxyPrototypeClass is not the pinned version's; see test/pool-workers-patch.ts`);
   }
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, text.replace(BUGGY, FIXED));
-  renameSync(temp, file);
+  try {
+    writeFileSync(temp, text.replace(BUGGY, FIXED));
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    // A read-only install: the tests still pass, only slower. Say so rather than stop every project.
+    console.warn(
+      `capvault: could not patch ${file} (${(error as NodeJS.ErrnoException).code}); workers tests will be slow`,
+    );
+  }
 }
