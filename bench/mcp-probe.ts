@@ -11,7 +11,7 @@
  * installed here or MCP_FS_SERVER names its `dist/index.js`.
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -20,6 +20,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { PROJECT_ROOT } from "../launcher/build-worker.ts";
 import type { TestVault } from "../test/node/test-vault.ts";
+import { groupCpuMs } from "./process-rss.ts";
 
 const { values } = parseArgs({
   options: {
@@ -87,19 +88,6 @@ async function stdioTarget(dir: string): Promise<Target | null> {
   const client = new Client({ name: "mcp-probe", version: "1.0.0" });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [script, dir], stderr: "ignore" }));
   return mcpTarget("stdio server-filesystem", client, (i) => path.join(dir, `f${i}.txt`));
-}
-
-/** CPU milliseconds used so far by the processes of group `pgid` (utime + stime, 100 ticks a second). */
-async function groupCpuMs(pgid: number): Promise<number> {
-  let ticks = 0;
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-      if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {}
-  }
-  return ticks * 10;
 }
 
 async function sequential(target: Target): Promise<number[]> {

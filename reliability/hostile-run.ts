@@ -1,4 +1,4 @@
-import { groupCpuMs } from "../bench/process-rss.ts";
+import { groupPids, processCpuMs } from "../bench/process-rss.ts";
 import { startTestVault } from "../test/node/test-vault.ts";
 import { floorWriteDelay } from "./hostile-floor.ts";
 import { type HostileRow, hostileCaseChosen, hostileRequests } from "./hostile-requests.ts";
@@ -26,7 +26,9 @@ export async function runHostile(log: (line: string) => void): Promise<HostileRo
       log(
         `hostile: ${row.case}: ${row.ms.toFixed(0)} ms, cheap read delayed ${row.cheapReadMaxDelayMs.toFixed(0)} ms, vault CPU ${row.vaultCpuMs ?? "?"} ms`,
       );
-    const cpuMs = () => groupCpuMs(vault.pgid);
+    // The vault's processes, listed once: one that exited mid-request would take its ticks out of the difference.
+    const pids = await groupPids(vault.pgid);
+    const cpuMs = () => processCpuMs(pids);
     const rows = await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl, cpuMs }, onRow);
     if (!hostileCaseChosen("floor")) return rows;
     const floor = await floorWriteDelay();

@@ -577,13 +577,13 @@ describe("bounded work per request", () => {
     expect(JSON.parse(batchTexts([next.json])[0]!)).toHaveLength(600);
   });
 
-  it("stops a walk that needs more than the request's 100 directory listings, answering what it listed", async () => {
+  it("stops a walk that needs more than the request's 80 directory listings, answering what it listed", async () => {
     for (let i = 0; i < 101; i++) {
       await mkdir(path.join(vault.diskRoot, "folders", `d${i}`), { recursive: true });
       await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
     }
     const note =
-      "(stopped early: this request used its budget of 100 directory listings; some directories were not listed, so ask for a subdirectory in another request)";
+      "(stopped early: this request used its budget of 80 directory listings; some directories were not listed, so ask for a subdirectory in another request)";
     const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
     const [text] = batchTexts([json]);
     expect(text!.endsWith(`\n${note}`)).toBe(true);
@@ -592,17 +592,17 @@ describe("bounded work per request", () => {
       truncated?: true;
       children?: unknown[];
     }[];
-    // One listing for `folders`, 99 for its folders: the last two were not entered.
+    // One listing for `folders`, 79 for its folders: the other 22 were not entered.
     expect(tree).toHaveLength(101);
-    expect(tree.filter((d) => d.truncated).length).toBe(2);
-    expect(tree.filter((d) => d.children?.length === 1).length).toBe(99);
+    expect(tree.filter((d) => d.truncated).length).toBe(22);
+    expect(tree.filter((d) => d.children?.length === 1).length).toBe(79);
     const search = await postMcp(
       vault.diskCapUrl,
       toolCall(2, "search_files", { path: "folders", pattern: "**/f.md" }),
     );
     const found = batchTexts([search.json])[0]!.split("\n");
     expect(found.at(-1)).toBe(note);
-    expect(found.length - 1).toBe(99);
+    expect(found.length - 1).toBe(79);
     const shallow = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 1 }));
     expect(JSON.parse(batchTexts([shallow.json])[0]!)).toHaveLength(101);
   });

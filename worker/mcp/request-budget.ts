@@ -23,13 +23,13 @@ export const REQUEST_MAX_LISTED = 6_000;
 /**
  * Directory listings in one request. Each is a storage call that costs more
  * than the entries it returns (on R2: a head, a folder check and a delimited
- * list): about 6.5 ms of the vault's CPU each on the local runtime, where a
- * batch of directory_tree calls that made 300 of them cost 2.0 s of CPU
- * (`RELIABILITY_ONLY=hostile npm run reliability`), twice the bound of one
- * request. At 100, a request stays under 1 s; a tree of 100 folders is more
- * than an agent reads at once, and the refusal says to list a subtree.
+ * list): 7–9 ms of the vault's CPU each on the local runtime, where a batch
+ * of directory_tree calls that made 300 of them cost 2.0 s of CPU and one
+ * that made 100 (answering what it walked) 0.95 s, against the bound of 1 s
+ * per request (`RELIABILITY_ONLY=hostile npm run reliability`). A walk that
+ * runs out stops and answers what it listed (tree-walk.ts).
  */
-export const REQUEST_MAX_LISTINGS = 100;
+export const REQUEST_MAX_LISTINGS = 80;
 
 /** Whether the request may still list a directory: a walk stops there and answers what it has (see tree-walk.ts). */
 export function mayList(budget: RequestBudget): boolean {

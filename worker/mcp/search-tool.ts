@@ -6,7 +6,7 @@ import { mayList } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 import { walkCutNote, walkEntries } from "./tree-walk.ts";
 
-/** Entries one search walks, matches or not; the request's budget (6,000 listed, 100 listings) bounds it again. */
+/** Entries one search walks, matches or not; the request's budget (6,000 listed, 80 listings) bounds it again. */
 export const SEARCH_MAX_ENTRIES = 5000;
 /** Levels one search descends: keys of 1,024 bytes hold at most 512. */
 const SEARCH_MAX_DEPTH = 512;
