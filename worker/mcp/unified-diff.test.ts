@@ -47,6 +47,12 @@ describe("unifiedDiff: jsdiff createTwoFilesPatch format (outputs checked agains
         "@@ -17,9 +17,9 @@\n line 16\n line 17\n line 18\n line 19\n-line 20\n+LINE 20\n line 21\n line 22\n line 23\n line 24\n",
     ],
     ["no change", "same\n", "same\n", ""],
+    [
+      "a line replaced by a copy of the line after it: the first copy is kept, as jsdiff keeps it",
+      "{a,b} 0\n{a,b} edited\ndelta 2\n",
+      "{a,b} edited\n{a,b} edited\ndelta 2\n",
+      "@@ -1,3 +1,3 @@\n-{a,b} 0\n {a,b} edited\n+{a,b} edited\n delta 2\n",
+    ],
   ])("%s", (_name, before, after, hunks) => {
     expect(unifiedDiff("f.md", before, after)).toBe(HEAD + hunks);
   });

@@ -20,6 +20,15 @@ export const MAX_DIFF_LINES = 50_000;
 const NO_NEWLINE = "\\ No newline at end of file";
 
 /**
+ * After the common head, texts up to this long are diffed whole, tail
+ * included, so the diff is jsdiff's exactly: with the common tail taken off,
+ * `-a +b` followed by a kept `b` came out where jsdiff keeps the first `b`
+ * and adds the second (a seed of the MCP parity test found it). Longer ones
+ * keep the shortcut: still a correct patch, and linear work.
+ */
+const EXACT_CHARS = 64 * 1024;
+
+/**
  * Work between two turns of the in-turns version: characters a pass over
  * the texts reads (~1–3 ms here), and steps of the line diff.
  */
@@ -64,7 +73,13 @@ export function unifiedDiffInTurns(
 export function* diffSteps(path: string, before: string, after: string, steps: DiffStepSizes): Steps<string> {
   const head = `Index: ${path}\n${"=".repeat(67)}\n--- ${path}\toriginal\n+++ ${path}\tmodified\n`;
   if (before === after) return head;
-  const { headEnd, tailA, tailB } = yield* commonEnds(before, after, steps.chars);
+  const ends = yield* commonEnds(before, after, steps.chars);
+  const { headEnd } = ends;
+  // Within EXACT_CHARS after the common head the tail is diffed too, as jsdiff diffs everything: Myers
+  // places an edit next to equal lines differently once a common tail is taken off first.
+  const exact = before.length - headEnd <= EXACT_CHARS && after.length - headEnd <= EXACT_CHARS;
+  const tailA = exact ? before.length : ends.tailA;
+  const tailB = exact ? after.length : ends.tailB;
   // Complete lines, each with its newline: up to CONTEXT of them on either side of the middle.
   const above = lastLines(before, headEnd, CONTEXT);
   const below = firstLines(before, tailA, CONTEXT);
