@@ -44,7 +44,7 @@ export async function walkEntries(
   files: CapFiles,
   dir: string,
   options: WalkOptions,
-): Promise<Result<{ entries: WalkEntry[]; complete: boolean; cut: WalkCut }>> {
+): Promise<Result<{ entries: WalkEntry[]; cut: WalkCut }>> {
   const entries: WalkEntry[] = [];
   const maxListed = 2 * options.maxEntries + 1;
   let listed = 0;
@@ -86,7 +86,7 @@ export async function walkEntries(
   };
 
   const walked = await walk("", 1);
-  return walked.ok ? ok({ entries, complete: cut === null, cut }) : walked;
+  return walked.ok ? ok({ entries, cut }) : walked;
 }
 
 /** The line a walking tool adds to its answer when the walk stopped short, naming why. */
