@@ -7,12 +7,13 @@
  *
  *   node --import tsx bench/datapath-probe.ts [rounds]
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { cpuByName } from "./proc-stats.ts";
 
 const N = Number(process.env.PROBE_N ?? 200);
 const BODY = new Uint8Array(1024).fill(65);
@@ -59,17 +60,7 @@ async function once(base: string, op: "read" | "write", i: number): Promise<void
 /** CPU seconds (user+sys) of the vault's processes, by process name: where a request's work is done, load or not. */
 async function groupCpu(pgid: number): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  const tick = 100;
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[2]) !== pgid) continue;
-      out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / tick;
-    } catch {}
-  }
+  for (const [name, { user, sys }] of await cpuByName(pgid)) out[name] = (user + sys) / 1000;
   return out;
 }
 

@@ -12,35 +12,24 @@ import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
 import { diskEndpoints, r2Endpoints } from "./http-ops.ts";
 import { download, upload } from "./large-transfer.ts";
-import { childPids, groupPids, rssGrowthDuring, rssMiB } from "./process-rss.ts";
+import { childPids, groupPids, processCpuMs, rssGrowthDuring, rssMiB } from "./proc-stats.ts";
 
 const MIB = 1024 * 1024;
 const mib = Number(process.argv[2] ?? 64);
 const rounds = Number(process.argv[3] ?? 1);
 const backend = process.argv[4] === "disk" ? "disk" : "r2";
 
-/** CPU ms (user + system) of `pids` so far. */
-async function cpuMs(pids: readonly number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
-  }
-  return ticks * 10;
-}
-
 async function step(name: string, pids: () => Promise<number[]>, work: () => Promise<void>) {
-  const before = await cpuMs(await pids());
+  const before = await processCpuMs(await pids());
   const rss0 = await Promise.all((await pids()).map(async (p) => `${p}:${(await rssMiB([p])).toFixed(0)}`));
   const t0 = performance.now();
   const growth = await rssGrowthDuring(pids, work);
   const ms = performance.now() - t0;
-  const cpu = (await cpuMs(await pids())) - before;
+  const cpu = (await processCpuMs(await pids())) - before;
   const each: string[] = [];
   for (const pid of await pids()) {
     const comm = (await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "?")).trim();
-    each.push(`${comm}:${await cpuMs([pid])}`);
+    each.push(`${comm}:${await processCpuMs([pid])}`);
   }
   console.log(`  cumulative cpu per process ${each.join(" ")}`);
   const rss1 = await Promise.all((await pids()).map(async (p) => `${p}:${(await rssMiB([p])).toFixed(0)}`));

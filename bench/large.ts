@@ -2,7 +2,7 @@ import type { BenchContext } from "./bench-context.ts";
 import { makeRow, type Row } from "./bench-row.ts";
 import { diskEndpoints, type FileEndpoints, r2Endpoints } from "./http-ops.ts";
 import { download, upload } from "./large-transfer.ts";
-import { childPids, groupPids, rssGrowthDuring } from "./process-rss.ts";
+import { childPids, groupPids, rssGrowthDuring } from "./proc-stats.ts";
 import { median, timed } from "./stats.ts";
 
 const MIB = 1024 * 1024;

@@ -20,7 +20,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { PROJECT_ROOT } from "../launcher/build-worker.ts";
 import type { TestVault } from "../test/node/test-vault.ts";
-import { groupCpuMs } from "./process-rss.ts";
+import { groupCpuMs } from "./proc-stats.ts";
 
 const { values } = parseArgs({
   options: {

@@ -6,10 +6,11 @@
  * nothing else: no token, no parent index, no audit, no R2 check. The vault's mint cannot go
  * below this without fewer objects per cap, so it bounds what any change to the mint path buys.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
+import { childPids, processCpuMs } from "./proc-stats.ts";
 
 const mints = Number(process.argv[2] ?? 200);
 const inFlight = Number(process.argv[3] ?? 1);
@@ -31,17 +32,7 @@ export default {
 };`;
 
 /** User + system CPU (ms) of this process's workerd children. */
-async function workerdCpuMs(): Promise<number> {
-  let ticks = 0;
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[1]) !== process.pid || !stat.includes("(workerd)")) continue;
-    ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks * 10;
-}
+const workerdCpuMs = async () => processCpuMs(await childPids(process.pid, "workerd"));
 
 const state = await mkdtemp(path.join(os.tmpdir(), "capvault-mint-floor-"));
 const mf = new Miniflare({

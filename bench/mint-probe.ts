@@ -8,39 +8,14 @@
  * Linux only; strace and perf must be installed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { cpuByName, workerdPid } from "./proc-stats.ts";
 
 const mints = Number(process.argv[2] ?? 100);
 const inFlight = Number(process.argv[3] ?? 1);
 const traced = process.argv.includes("--strace");
 /** `--perf`: `perf record -g` on workerd meanwhile, into /tmp/mint-perf.data. */
 const perfed = process.argv.includes("--perf");
-
-/** User and system CPU (ms) of each process in `pgid`, by command name. */
-async function pgroupCpu(pgid: number): Promise<Map<string, { user: number; sys: number }>> {
-  const out = new Map<string, { user: number; sys: number }>();
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) !== pgid) continue;
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const had = out.get(name) ?? { user: 0, sys: 0 };
-    out.set(name, { user: had.user + Number(fields[11]) * 10, sys: had.sys + Number(fields[12]) * 10 });
-  }
-  return out;
-}
-
-async function workerdPid(pgid: number): Promise<number> {
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && stat.includes("(workerd)")) return Number(pid);
-  }
-  throw new Error("no workerd in the vault's process group");
-}
 
 async function mintChild(parent: string): Promise<void> {
   const res = await fetch(`${parent}/subdir`, { method: "POST", body: "{}" });
@@ -74,7 +49,7 @@ try {
     });
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const c0 = await pgroupCpu(vault.pgid);
+  const c0 = await cpuByName(vault.pgid);
   const t0 = performance.now();
   let next = 0;
   const lane = async () => {
@@ -85,7 +60,7 @@ try {
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
   const wall = performance.now() - t0;
-  const c1 = await pgroupCpu(vault.pgid);
+  const c1 = await cpuByName(vault.pgid);
   const per = (ms: number) => (ms / mints).toFixed(2);
   const parts = [...c1].map(([name, { user, sys }]) => {
     const before = c0.get(name) ?? { user: 0, sys: 0 };

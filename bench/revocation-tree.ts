@@ -8,6 +8,7 @@
  * starts its own vault on fresh temp state.
  */
 import { pathToFileURL } from "node:url";
+import { groupCpuMs } from "./proc-stats.ts";
 
 export interface BenchVault {
   /** The vault's origin, e.g. `http://127.0.0.1:8787`. */
@@ -94,20 +95,7 @@ export async function revocationTree(base: BenchVault, options: RevocationTreeOp
 
 /** Reads the user + system CPU time (ms) of every process in `pgid`, or null off this machine. */
 function cpuMeter(pgid: number | undefined): () => Promise<number | null> {
-  return async () => {
-    if (pgid === undefined || process.platform !== "linux") return null;
-    const { readdir, readFile } = await import("node:fs/promises");
-    let ticks = 0;
-    for (const pid of await readdir("/proc")) {
-      if (!/^\d+$/.test(pid)) continue;
-      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // After the command: state ppid pgrp ...; utime and stime are fields 14 and 15 of the whole line.
-      if (Number(fields[2]) !== pgid) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks * 10; // USER_HZ is 100 on Linux
-  };
+  return async () => (pgid === undefined || process.platform !== "linux" ? null : groupCpuMs(pgid));
 }
 
 function within(ms: number, target: number): Pick<BenchRow, "target" | "met"> {

@@ -6,21 +6,12 @@
  * Linux only; strace must be installed.
  */
 import { spawn } from "node:child_process";
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { workerdPid } from "./proc-stats.ts";
 
 const fanOut = process.argv.slice(2).map(Number);
 const TRACE = "/tmp/capvault-revoke-probe.strace";
-
-async function workerdPid(pgid: number): Promise<number> {
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && stat.includes("(workerd)")) return Number(pid);
-  }
-  throw new Error("no workerd in the vault's process group");
-}
 
 async function mintChild(parent: string): Promise<string> {
   const res = await fetch(`${parent}/subdir`, { method: "POST", body: "{}" });

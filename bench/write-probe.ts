@@ -6,39 +6,15 @@
  * per write do not depend on the machine's load, wall times do. Linux only.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { cpuByName, workerdPid } from "./proc-stats.ts";
 
 const writes = Number(process.argv[2] ?? 200);
 const kib = Number(process.argv[3] ?? 1);
 const traced = process.argv.includes("--strace");
 /** `--files`: which files workerd fsyncs, counted by path (strace -y), instead of the summary. */
 const byFile = process.argv.includes("--files");
-
-/** User and system CPU (ms) of each process in `pgid`, by command name. */
-async function pgroupCpu(pgid: number): Promise<Map<string, { user: number; sys: number }>> {
-  const out = new Map<string, { user: number; sys: number }>();
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) !== pgid) continue;
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const had = out.get(name) ?? { user: 0, sys: 0 };
-    out.set(name, { user: had.user + Number(fields[11]) * 10, sys: had.sys + Number(fields[12]) * 10 });
-  }
-  return out;
-}
-
-async function workerdPid(pgid: number): Promise<number> {
-  for (const pid of await readdir("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && stat.includes("(workerd)")) return Number(pid);
-  }
-  throw new Error("no workerd in the vault's process group");
-}
 
 const body = new Uint8Array(kib * 1024).fill(120);
 async function put(url: string): Promise<void> {
@@ -66,14 +42,14 @@ try {
     });
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const c0 = await pgroupCpu(vault.pgid);
+  const c0 = await cpuByName(vault.pgid);
   const times: number[] = [];
   for (let i = 0; i < writes; i++) {
     const t = performance.now();
     await put(url);
     times.push(performance.now() - t);
   }
-  const c1 = await pgroupCpu(vault.pgid);
+  const c1 = await cpuByName(vault.pgid);
   const per = (ms: number) => (ms / writes).toFixed(2);
   const parts = [...c1].map(([name, { user, sys }]) => {
     const before = c0.get(name) ?? { user: 0, sys: 0 };

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startR2Floor } from "../bench/floor-r2.ts";
-import { childPids, processCpuMs } from "../bench/process-rss.ts";
+import { childPids, processCpuMs } from "../bench/proc-stats.ts";
 import { type HostileRow, median, request } from "./hostile-requests.ts";
 
 /**

@@ -29,7 +29,7 @@ export interface HostileVault {
   capUrl: string;
   /** Another cap with read and write; the cheap read runs on it. */
   otherCapUrl: string;
-  /** CPU spent so far by every process of the vault, in ms (see bench/process-rss.ts). */
+  /** CPU spent so far by every process of the vault, in ms (see bench/proc-stats.ts). */
   cpuMs?: () => Promise<number>;
 }
 

@@ -1,4 +1,4 @@
-import { groupPids, processCpuMs } from "../bench/process-rss.ts";
+import { groupPids, processCpuMs } from "../bench/proc-stats.ts";
 import { startTestVault } from "../test/node/test-vault.ts";
 import { floorWriteDelay } from "./hostile-floor.ts";
 import { type HostileRow, hostileCaseChosen, hostileRequests } from "./hostile-requests.ts";

@@ -1,3 +1,8 @@
+/**
+ * What the bench and the reliability runs read of the vault's processes from
+ * `/proc`: who they are, their CPU time and their resident memory. CPU is in
+ * ms at the kernel's 10 ms tick (USER_HZ is 100 on Linux).
+ */
 import { readdir, readFile } from "node:fs/promises";
 
 /** `/proc/<pid>/stat` fields after the command name: state is [0], ppid [1], pgrp [2]. */
@@ -38,6 +43,28 @@ export async function processCpuMs(pids: readonly number[]): Promise<number> {
     if (f) ticks += Number(f[11]) + Number(f[12]);
   }
   return ticks * 10;
+}
+
+/** User and system CPU (ms) of each process in `pgid`, summed by command name (`workerd`, `node`). */
+export async function cpuByName(pgid: number): Promise<Map<string, { user: number; sys: number }>> {
+  const out = new Map<string, { user: number; sys: number }>();
+  for (const pid of await groupPids(pgid)) {
+    const f = await statFields(String(pid));
+    if (!f) continue;
+    const name = (await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "?")).trim();
+    const had = out.get(name) ?? { user: 0, sys: 0 };
+    out.set(name, { user: had.user + Number(f[11]) * 10, sys: had.sys + Number(f[12]) * 10 });
+  }
+  return out;
+}
+
+/** The workerd process of the vault whose launcher leads group `pgid`. */
+export async function workerdPid(pgid: number): Promise<number> {
+  for (const pid of await groupPids(pgid)) {
+    const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");
+    if (comm.trim() === "workerd") return pid;
+  }
+  throw new Error("no workerd in the vault's process group");
 }
 
 /** Direct children of `ppid` running the program `name`. */
