@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runAtOnce } from "../shared/in-turns.ts";
+import { ticksDuring } from "../shared/turn-counter.ts";
 import {
   firstMatches,
   firstMatchesInTurns,
@@ -43,19 +44,6 @@ function randomCase(random: () => number): { text: string; needle: string } {
   let needle = text.slice(from, from + length) || "a";
   if (random() < 0.3) needle = `${needle.slice(0, -1)}a`;
   return { text, needle };
-}
-
-async function ticksDuring(run: () => Promise<unknown>): Promise<number> {
-  let ticks = 0;
-  let going = true;
-  const tick = () => {
-    ticks++;
-    if (going) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  await run();
-  going = false;
-  return ticks;
 }
 
 describe("the search cut in steps finds the same matches", () => {

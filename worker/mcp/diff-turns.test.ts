@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runAtOnce } from "../../shared/in-turns.ts";
+import { ticksDuring } from "../../shared/turn-counter.ts";
 import { lineDiff, lineDiffInTurns, lineDiffSteps } from "./line-diff.ts";
 import { diffSteps, unifiedDiff, unifiedDiffInTurns } from "./unified-diff.ts";
 
@@ -21,20 +22,6 @@ function randomText(random: () => number, maxLines: number): string {
   const n = Math.floor(random() * maxLines);
   const text = Array.from({ length: n }, () => "abcde"[Math.floor(random() * 5)]).join("\n");
   return random() < 0.8 && n > 0 ? `${text}\n` : text;
-}
-
-/** Resolves with how many times a zero timer, armed before `run` starts, ticked before `run` ended. */
-async function ticksDuring(run: () => Promise<unknown>): Promise<number> {
-  let ticks = 0;
-  let going = true;
-  const tick = () => {
-    ticks++;
-    if (going) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  await run();
-  going = false;
-  return ticks;
 }
 
 const lines = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} ${i}\n`).join("");

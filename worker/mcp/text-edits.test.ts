@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ticksDuring } from "../../shared/turn-counter.ts";
 import { applyEdits, applyEditsInTurns, MAX_EDIT_SEARCH_CHARS, MAX_EDITS } from "./text-edits.ts";
 
 const MiB = 1024 * 1024;
@@ -65,15 +66,10 @@ describe("applyEdits in turns", () => {
 
   it("lets a timer armed before a 1 MiB search fire before the search ends", async () => {
     const text = Array.from({ length: 100_000 }, (_, i) => `line ${i}\n`).join("");
-    let ticks = 0;
-    let going = true;
-    const tick = () => {
-      ticks++;
-      if (going) setTimeout(tick, 0);
-    };
-    setTimeout(tick, 0);
-    const edited = await applyEditsInTurns(text, [{ oldText: text, newText: "x" }]);
-    going = false;
+    let edited: unknown;
+    const ticks = await ticksDuring(async () => {
+      edited = await applyEditsInTurns(text, [{ oldText: text, newText: "x" }]);
+    });
     expect(edited).toEqual({ ok: true, value: "x" });
     expect(ticks).toBeGreaterThanOrEqual(10);
   });
