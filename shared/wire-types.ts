@@ -206,7 +206,6 @@ export interface RootView {
   expiresAt: string | null;
 }
 
-/** `GET /admin/roots`: live roots, oldest first. */
 /** One page of `GET /admin/roots`: live roots in id order; `cursor` is null on the last page. */
 export interface RootList {
   roots: RootView[];

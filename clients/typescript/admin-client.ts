@@ -1,4 +1,5 @@
 import type { MintedCap, RootList, RootView } from "../../shared/wire-types.ts";
+import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
 import { capFromMinted, type FsCap, revokeResult } from "./fs-cap.ts";
@@ -69,6 +70,10 @@ export class AdminClient {
     do {
       const page: RootList = await this.listRootsPage({ cursor });
       roots.push(...page.roots);
+      // A server that hands back the cursor it was given would loop forever.
+      if (page.cursor !== null && page.cursor === cursor) {
+        throw new CapError("unavailable", 200, "the vault repeated a roots cursor");
+      }
       cursor = page.cursor;
     } while (cursor);
     return roots;

@@ -318,6 +318,34 @@ describe("request details", () => {
     await expect(fs.read("a", { range: { start: 4, end: 2 } })).rejects.toBeInstanceOf(RangeError);
   });
 
+  it("listRoots follows the roots' pages to the end and stops on a repeated cursor", async () => {
+    const root = (id: string) => ({
+      id,
+      label: null,
+      backend: "r2",
+      prefix: `${id}/`,
+      rights: ["read"],
+      createdAt: "",
+      expiresAt: null,
+    });
+    const pages: Record<string, unknown> = {
+      "": { roots: [root("a")], cursor: "c1" },
+      c1: { roots: [], cursor: "c2" },
+      c2: { roots: [root("b")], cursor: null },
+    };
+    const { fetch, sent } = fakeVault((s) => json(200, pages[s.url.searchParams.get("cursor") ?? ""]));
+    const admin = new AdminClient("http://vault.test", "adm", { fetch });
+    expect((await admin.listRoots()).map((r) => r.id)).toEqual(["a", "b"]);
+    expect(sent.map((s) => s.url.searchParams.get("cursor"))).toEqual([null, "c1", "c2"]);
+    const stuck = fakeVault(() => json(200, { roots: [], cursor: "same" }));
+    await expect(new AdminClient("http://vault.test", "adm", { fetch: stuck.fetch }).listRoots()).rejects.toMatchObject(
+      {
+        code: "unavailable",
+      },
+    );
+    expect(stuck.sent).toHaveLength(2);
+  });
+
   it("list follows cursors to the end and stops on a repeated cursor", async () => {
     const pages: Record<string, unknown> = {
       "": { entries: [{ name: "a", type: "file" }], cursor: "c1" },

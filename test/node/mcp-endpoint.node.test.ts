@@ -583,7 +583,7 @@ describe("bounded work per request", () => {
       await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
     }
     const note =
-      "(stopped early: this request used its budget of 80 directory listings; some directories were not listed, so ask for a subdirectory in another request)";
+      "(stopped early: this request used its budget of 80 directory listings or 6000 listed entries; some directories were not listed, so ask for a subdirectory in another request)";
     const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
     const [text] = batchTexts([json]);
     expect(text!.endsWith(`\n${note}`)).toBe(true);

@@ -57,6 +57,12 @@ describe("unifiedDiff: jsdiff createTwoFilesPatch format (outputs checked agains
     expect(unifiedDiff("f.md", before, after)).toBe(HEAD + hunks);
   });
 
+  it("a one-line edit atop 25,000 short lines is one small hunk, not the whole file", () => {
+    const before = `x\n${"a\n".repeat(25_000)}`;
+    const after = `y\n${"a\n".repeat(25_000)}`;
+    expect(unifiedDiff("f.md", before, after)).toBe(`${HEAD}@@ -1,5 +1,5 @@\n-x\n+y\n a\n a\n a\n a\n`);
+  });
+
   it("stays correct and fast when the files share nothing (bounded edit distance)", () => {
     const before = Array.from({ length: 3000 }, (_, i) => `old ${i}`).join("\n") + "\n";
     const after = Array.from({ length: 3000 }, (_, i) => `new ${i}`).join("\n") + "\n";

@@ -27,6 +27,8 @@ const NO_NEWLINE = "\\ No newline at end of file";
  * keep the shortcut: still a correct patch, and linear work.
  */
 const EXACT_CHARS = 64 * 1024;
+/** And up to this many lines, both sides together: 64 KiB of short lines would otherwise pass MAX_DIFF_LINES. */
+const EXACT_LINES = 4_000;
 
 /**
  * Work between two turns of the in-turns version: characters a pass over
@@ -75,21 +77,21 @@ export function* diffSteps(path: string, before: string, after: string, steps: D
   if (before === after) return head;
   const ends = yield* commonEnds(before, after, steps.chars);
   const { headEnd } = ends;
-  // Within EXACT_CHARS after the common head the tail is diffed too, as jsdiff diffs everything: Myers
-  // places an edit next to equal lines differently once a common tail is taken off first.
-  const exact = before.length - headEnd <= EXACT_CHARS && after.length - headEnd <= EXACT_CHARS;
-  const tailA = exact ? before.length : ends.tailA;
-  const tailB = exact ? after.length : ends.tailB;
+  // Within EXACT_CHARS and EXACT_LINES after the common head the tail is diffed too, as jsdiff diffs
+  // everything: Myers places an edit next to equal lines differently once a common tail is taken off
+  // first. If the whole-text diff would give up, the tail comes off after all: a short patch beats a
+  // replaced block.
+  const withTail = before.length - headEnd <= EXACT_CHARS && after.length - headEnd <= EXACT_CHARS;
+  let middle = withTail
+    ? yield* middleOf(before, after, headEnd, before.length, after.length, steps, EXACT_LINES)
+    : null;
+  if (middle?.ops == null)
+    middle = yield* middleOf(before, after, headEnd, ends.tailA, ends.tailB, steps, MAX_DIFF_LINES);
+  const { tailA, midA, midB, countA, countB, ops } = middle;
   // Complete lines, each with its newline: up to CONTEXT of them on either side of the middle.
   const above = lastLines(before, headEnd, CONTEXT);
   const below = firstLines(before, tailA, CONTEXT);
   const firstLine = (yield* newlines(before, 0, headEnd, steps.chars)) - above.length;
-  const midA = before.slice(headEnd, tailA);
-  const midB = after.slice(headEnd, tailB);
-  // Counted once (as split counts them): each count is a pass over up to 2 MiB, and the replaced block needs them again.
-  const countA = 1 + (yield* newlines(midA, 0, midA.length, steps.chars));
-  const countB = 1 + (yield* newlines(midB, 0, midB.length, steps.chars));
-  const ops = countA + countB <= MAX_DIFF_LINES + 2 ? yield* middleOps(midA, midB, steps.work) : null;
   if (ops === null) {
     const removed = yield* block("-", midA, steps.chars);
     const added = yield* block("+", midB, steps.chars);
@@ -115,8 +117,33 @@ export function* diffSteps(path: string, before: string, after: string, steps: D
   );
 }
 
+/**
+ * The differing middle `[headEnd, tailA)` of `before` and `[headEnd, tailB)`
+ * of `after`, its line counts (as split counts them: each count is a pass
+ * over up to 2 MiB, and a replaced block needs them again), and its edit
+ * script: null past `maxLines` lines in all or when the line diff gives up.
+ */
+function* middleOf(
+  before: string,
+  after: string,
+  headEnd: number,
+  tailA: number,
+  tailB: number,
+  steps: DiffStepSizes,
+  maxLines: number,
+): Steps<{ tailA: number; midA: string; midB: string; countA: number; countB: number; ops: MiddleOps | null }> {
+  const midA = before.slice(headEnd, tailA);
+  const midB = after.slice(headEnd, tailB);
+  const countA = 1 + (yield* newlines(midA, 0, midA.length, steps.chars));
+  const countB = 1 + (yield* newlines(midB, 0, midB.length, steps.chars));
+  const ops = countA + countB <= maxLines + 2 ? yield* middleOps(midA, midB, steps.work) : null;
+  return { tailA, midA, midB, countA, countB, ops };
+}
+
+type MiddleOps = { a: string[]; b: string[]; ops: Op[] };
+
 /** Lines of the middle and their edit script, or null when the line diff gives up. */
-function* middleOps(midA: string, midB: string, work: number): Steps<{ a: string[]; b: string[]; ops: Op[] } | null> {
+function* middleOps(midA: string, midB: string, work: number): Steps<MiddleOps | null> {
   const a = splitKeepingNewlines(midA);
   const b = splitKeepingNewlines(midB);
   const ops = yield* lineDiffSteps(a, b, work);
