@@ -1,5 +1,5 @@
 import { readSettings, SETTINGS_HELP, SettingsError } from "./settings.ts";
-import { startVault } from "./start-vault.ts";
+import { isWildcardHost, startVault } from "./start-vault.ts";
 
 /**
  * `capvault serve`: start the vault, print how to reach it, stop cleanly on
@@ -23,6 +23,11 @@ export async function runServe(argv: string[]): Promise<number> {
   // Children (workerd) inherit the environment: the token reaches the worker in its config instead.
   delete process.env.CAPVAULT_ADMIN_TOKEN;
   for (const warning of settings.warnings) process.stderr.write(`capvault serve: warning: ${warning}\n`);
+  if (isWildcardHost(settings.host)) {
+    process.stderr.write(
+      `capvault serve: warning: listening on all interfaces (${settings.host}): the vault is reachable from the network\n`,
+    );
+  }
   const vault = await startVault(settings);
   const origin = settings.publicUrl;
   if (vault.adminTokenFresh) {

@@ -14,7 +14,7 @@ import type { Settings } from "./settings.ts";
 import { loadVaultKey } from "./vault-key.ts";
 
 export interface RunningVault {
-  /** Where the vault listens, e.g. `http://127.0.0.1:8787`. */
+  /** The address the vault binds, e.g. `http://127.0.0.1:8787` or `http://0.0.0.0:8787`. */
   url: string;
   adminToken: string;
   adminTokenFresh: boolean;
@@ -107,7 +107,8 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     });
     await assertSealed(sealed);
     const running = mf!;
-    const url = (await running.ready).origin;
+    // Miniflare's ready URL names a loopback address even when the socket binds every interface.
+    const url = boundUrl(settings.host, Number((await running.ready).port));
     const firstRun = await mintFirstRoots(running, settings, adminToken);
     return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
   } catch (error) {
@@ -141,6 +142,16 @@ async function mintFirstRoots(
     mode: 0o600,
   });
   return firstRun;
+}
+
+/** Whether `host` binds every interface, so the vault is reachable from the network. */
+export function isWildcardHost(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "*";
+}
+
+function boundUrl(host: string, port: number): string {
+  const shown = host === "*" ? "0.0.0.0" : host;
+  return `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
 }
 
 async function exists(file: string): Promise<boolean> {

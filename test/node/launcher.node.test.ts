@@ -48,6 +48,7 @@ describe("first start", () => {
   it("prints the admin token once, a root cap, and the listening line", async () => {
     const out = vault.output();
     expect(out).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).not.toContain("reachable from the network");
     expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}$/m);
     expect(out).toMatch(/^disk root cap: /m);
     expect(out).toMatch(/^default console: http:\/\/127\.0\.0\.1:\d+\/ui#[a-z2-7]{48}$/m);
@@ -59,6 +60,24 @@ describe("first start", () => {
     const res = await fetch(`${vault.url}/admin/roots`, { headers: { authorization: `Bearer ${saved}` } });
     expect(res.status).toBe(200);
   });
+});
+
+describe("HOST=0.0.0.0", () => {
+  it("prints the address it binds and warns that the vault is reachable from the network", async () => {
+    const wide = await startTestVault({ env: { HOST: "0.0.0.0", CAPVAULT_PUBLIC_URL: "http://vault.test:8787" } });
+    try {
+      const out = wide.output();
+      const port = new URL(wide.url).port;
+      expect(out).toMatch(new RegExp(`^capvault listening on http://0\\.0\\.0\\.0:${port} `, "m"));
+      expect(out).not.toContain("listening on http://127.0.0.1");
+      expect(out).toMatch(/^capvault serve: warning: .*reachable from the network$/m);
+      // Reached here over loopback only, as every test on this machine.
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      expect(res.status).toBe(200);
+    } finally {
+      await wide.stop();
+    }
+  }, 120_000);
 });
 
 describe("over real HTTP", () => {

@@ -105,7 +105,8 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
         const ready = /listening on (http:\/\/\S+)/.exec(log.slice(started));
         if (ready) {
           clearTimeout(timer);
-          resolve(ready[1]!);
+          // A vault bound to every interface is reached here over loopback only.
+          resolve(ready[1]!.replace(/^http:\/\/(0\.0\.0\.0|\[::\])(?=:)/, "http://127.0.0.1"));
         }
       };
       child.stdout!.on("data", onData);
