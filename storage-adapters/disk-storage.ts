@@ -87,7 +87,7 @@ export class DiskStorage implements StorageAdapter {
     // Timed here too, so a client too slow for the worker hears why; the
     // host's own (looser) limits are the backstop that frees its descriptors.
     const timed = timedBody(body, options.length, this.uploads);
-    const response = await this.send(call, timed.body);
+    const response = await this.send(call, lastChunkAtCleanEnd(timed.body));
     const result = response ? await answer<"write">(response) : refuse("unavailable");
     return !result.ok && timed.timedOut() ? refuse("tooSlow") : result;
   }
@@ -171,6 +171,34 @@ async function answer<K extends DiskOp>(response: Response): Promise<Result<Disk
   } catch {
     return refuse("unavailable");
   }
+}
+
+/**
+ * `content`, but its last chunk is passed on only once `content` has ended
+ * cleanly. The host commits a write once it has every declared byte and the
+ * stream's end, and a body's failure at its very end (the cap object errors
+ * a body completing after expiry, as R2's all-or-nothing put then refuses)
+ * could reach the host as a clean end: held back, the host never gets the
+ * body whole and stores nothing.
+ */
+function lastChunkAtCleanEnd(content: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = content.getReader();
+  let held: Uint8Array | null = null;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          if (held) controller.enqueue(held);
+          return controller.close();
+        }
+        const previous = held;
+        held = value;
+        if (previous) return controller.enqueue(previous);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 /** The frame head, then the content as it arrives: the file is never held whole. */
