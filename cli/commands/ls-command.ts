@@ -21,17 +21,17 @@ export const lsCommand: CommandSpec = {
     const [pathArg = ""] = positionalArgs(rest, { required: [], optional: ["PATH"] }, "ls");
     const path = remotePathArg(pathArg);
     const out = input.io.stdout;
-    // Streamed page by page so a folder of a million names never sits in memory.
-    let first = true;
-    if (input.json) await writeOut(out, '{\n  "entries": [');
-    for await (const entry of cap.list(path)) {
-      if (input.json) {
-        await writeOut(out, `${first ? "\n" : ",\n"}    ${jsonText(entry)}`);
-      } else {
-        await writeOut(out, formatEntry(entry, input.values.long === true));
-      }
-      first = false;
+    if (input.json) {
+      // Whole or nothing: a listing cut short by a failure must not leave half a document on stdout.
+      const lines: string[] = [];
+      for await (const entry of cap.list(path)) lines.push(`    ${jsonText(entry)}`);
+      await writeOut(
+        out,
+        lines.length === 0 ? '{\n  "entries": []\n}\n' : `{\n  "entries": [\n${lines.join(",\n")}\n  ]\n}\n`,
+      );
+      return;
     }
-    if (input.json) await writeOut(out, `${first ? "" : "\n  "}]\n}\n`);
+    // Streamed page by page so a folder of a million names never sits in memory.
+    for await (const entry of cap.list(path)) await writeOut(out, formatEntry(entry, input.values.long === true));
   },
 };

@@ -127,6 +127,24 @@ describe("the binary", () => {
   });
 });
 
+describe("--json when the vault is unreachable", () => {
+  // Port 9 (discard) on loopback: nothing listens, the connection is refused.
+  const env = { CAPVAULT_CAP: `http://127.0.0.1:9/object/${"a".repeat(32)}` };
+  it.each(
+    [["ls"], ["ls", "docs"], ["tree"], ["info"], ["stat", "x"], ["versions", "x"], ["children"]].map((a) => [
+      a.join(" "),
+      a,
+    ]),
+  )("%s: stdout is one whole JSON document, the error on stderr, exit 3", async (_name, args) => {
+    const run = await runInProcess([...args, "--json"], { env });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/^capvault: unavailable: /m);
+    const doc = JSON.parse(run.out) as { error?: { code?: string } };
+    expect(doc.error?.code).toBe("unavailable");
+    expect(run.out.trimEnd().split("\n")).toHaveLength(1);
+  });
+});
+
 describe("commands against the vault", () => {
   const env = () => ({ CAPVAULT_CAP: root.url });
 
