@@ -5,7 +5,8 @@
  * listing of everything hidden).
  */
 import { describe, expect, it } from "vitest";
-import { fail, ok } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
+import { failed, ok } from "../shared/result.ts";
 import { MAX_LINES_LISTED } from "./memory-edit.ts";
 import { createMemoryHandler } from "./memory-handler.ts";
 import { walkTree } from "./memory-tree.ts";
@@ -18,7 +19,7 @@ const MiB = 1024 * 1024;
 function memoryFiles(initial: Record<string, string>) {
   const texts = new Map(Object.entries(initial));
   const files: TextFiles = {
-    readText: async (path) => (texts.has(path) ? ok({ text: texts.get(path)!, etag: "e" }) : fail("not_found")),
+    readText: async (path) => (texts.has(path) ? ok({ text: texts.get(path)!, etag: "e" }) : failed(refusal("notFound"))),
     writeText: async (path, text) => {
       texts.set(path, text);
       return ok({ created: false, size: text.length, etag: "e", sha256: "s" });
@@ -26,10 +27,10 @@ function memoryFiles(initial: Record<string, string>) {
     stat: async (path) =>
       texts.has(path)
         ? ok({ type: "file", size: 0, etag: "e", modified: "", contentType: "text/plain" })
-        : fail("not_found"),
-    list: async () => fail("not_found"),
-    delete: async () => fail("not_found"),
-    move: async () => fail("not_found"),
+        : failed(refusal("notFound")),
+    list: async () => failed(refusal("notFound")),
+    delete: async () => failed(refusal("notFound")),
+    move: async () => failed(refusal("notFound")),
   };
   return { memory: createMemoryHandler(files), text: (path: string) => texts.get(path) };
 }

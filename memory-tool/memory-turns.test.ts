@@ -6,7 +6,8 @@
  * timer armed when the file is read ticks once per turn until the write.
  */
 import { describe, expect, it } from "vitest";
-import { fail, ok } from "../shared/result.ts";
+import { refusal } from "../shared/refusals.ts";
+import { failed, ok } from "../shared/result.ts";
 import { createMemoryHandler } from "./memory-handler.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -31,10 +32,10 @@ function countingFiles(initial: string) {
       text = next;
       return ok({ created: false, size: next.length, etag: "v2", sha256: "s" });
     },
-    stat: async () => fail("not_found"),
-    list: async () => fail("not_found"),
-    delete: async () => fail("not_found"),
-    move: async () => fail("not_found"),
+    stat: async () => failed(refusal("notFound")),
+    list: async () => failed(refusal("notFound")),
+    delete: async () => failed(refusal("notFound")),
+    move: async () => failed(refusal("notFound")),
   };
   return { memory: createMemoryHandler(files), text: () => text, turnsBeforeWrite: () => turnsBeforeWrite };
 }

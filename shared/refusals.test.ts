@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { defaultMessage, ERROR_CODES, isErrorCode } from "./error-codes.ts";
-import { echoedName, type ParamReason, type ParamsOf, REASONS, REFUSALS, refusal } from "./refusals.ts";
+import { ERROR_CODES, isErrorCode } from "./error-codes.ts";
+import { defaultMessage, echoedName, type ParamReason, type ParamsOf, REASONS, REFUSALS, refusal } from "./refusals.ts";
 
 /** One value of every parameter kind, per reason: the compiler demands an entry for each reason that takes any. */
 const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {

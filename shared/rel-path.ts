@@ -67,16 +67,6 @@ export function parseRelPath(input: string | null | undefined): Result<RelPath> 
 
 const ROOT_PATH: RelPath = Object.freeze({ segments: Object.freeze([]) as readonly string[], text: "" });
 
-/**
- * Joins a cap's root (which ends in `/`, or is `""`) and a parsed path into a
- * storage key, refusing keys over R2's limit. A directory key ends in `/`.
- */
-export function storageKey(root: string, path: RelPath, kind: "file" | "dir"): Result<string> {
-  const key = kind === "dir" ? (path.text === "" ? root : `${root}${path.text}/`) : `${root}${path.text}`;
-  if (utf8Length(key) > MAX_KEY_BYTES) return refuse("pathTooLong");
-  return ok(key);
-}
-
 /** Appends a validated relative path to a root prefix, giving a new root prefix ending in `/`. */
 export function childRoot(root: string, path: RelPath): string {
   return path.text === "" ? root : `${root}${path.text}/`;

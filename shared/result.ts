@@ -1,4 +1,4 @@
-import { defaultMessage, type ErrorCode } from "./error-codes.ts";
+import type { ErrorCode } from "./error-codes.ts";
 import { settleBody } from "./settle-body.ts";
 
 /** A refusal that crosses every boundary (DO RPC, disk host, HTTP) as plain data. */
@@ -18,17 +18,9 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: CapFailure 
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 
-export function failure(code: ErrorCode, message?: string): CapFailure {
-  return { code, message: message ?? defaultMessage(code) };
-}
-
 /** The failed Result carrying `failure`, a refusal from a table (shared/refusals.ts or a tool's own). */
 export function failed(failure: CapFailure): Result<never> {
   return { ok: false, error: failure };
-}
-
-export function fail<T = never>(code: ErrorCode, message?: string): Result<T> {
-  return { ok: false, error: failure(code, message) };
 }
 
 /**

@@ -1,7 +1,16 @@
 import type { RelPath } from "../shared/rel-path.ts";
-import type { Root } from "./storage-adapter.ts";
 
 declare const checked: unique symbol;
+
+/**
+ * Where a cap points: the levels of its root, outermost first. Level 0 is the
+ * prefix an admin chose for the root cap; each `subdir` appends the path it
+ * was minted for. Every level is `""` or a relative path ending in `/`.
+ *
+ * R2 simply concatenates the levels. The disk backend resolves them one by one
+ * so that a symlink can never take a child further than its parent reached.
+ */
+export type Root = readonly string[];
 
 /**
  * A path the cap object's chokepoint (durable-objects/path-check.ts) has

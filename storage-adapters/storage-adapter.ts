@@ -3,15 +3,7 @@ import type { Result } from "../shared/result.ts";
 import type { ListEntry, Stat, WriteResult } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
 
-/**
- * Where a cap points: the levels of its root, outermost first. Level 0 is the
- * prefix an admin chose for the root cap; each `subdir` appends the path it
- * was minted for. Every level is `""` or a relative path ending in `/`.
- *
- * R2 simply concatenates the levels. The disk backend resolves them one by one
- * so that a symlink can never take a child further than its parent reached.
- */
-export type Root = readonly string[];
+export type { Root } from "./checked-path.ts";
 
 export interface FileMeta {
   size: number;

@@ -1,7 +1,8 @@
 import type { TextFiles } from "../../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../../memory-tool/text-files.ts";
 import { isErrorCode } from "../../shared/error-codes.ts";
-import { fail, ok, type Result } from "../../shared/result.ts";
+import { refuse } from "../../shared/refusals.ts";
+import { failed, ok, type Result } from "../../shared/result.ts";
 import { isCapError } from "./cap-error.ts";
 import type { FsCap } from "./fs-cap.ts";
 
@@ -17,7 +18,7 @@ export function fsCapTextFiles(cap: FsCap): TextFiles {
     readText: (path, maxBytes) =>
       settle(async () => {
         const file = await cap.readStream(path);
-        if (file.notModified) return fail("unavailable");
+        if (file.notModified) return refuse("unavailable");
         if (file.meta.length !== null && file.meta.length > maxBytes) {
           await file.body.cancel().catch(() => undefined);
           return tooLarge(maxBytes);
@@ -61,6 +62,6 @@ async function settle<T>(call: () => Promise<Result<T>>): Promise<Result<T>> {
   } catch (error) {
     if (!isCapError(error)) throw error;
     // A code from a newer server that this copy does not know is still a refusal.
-    return isErrorCode(error.code) ? fail(error.code, error.message) : fail("unavailable", error.message);
+    return failed({ code: isErrorCode(error.code) ? error.code : "unavailable", message: error.message });
   }
 }

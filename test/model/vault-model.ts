@@ -24,10 +24,10 @@
  * // observation: { status: 200, headers: { "content-type": "application/json" }, body: { type: "dir" } }
  */
 import { createHash } from "node:crypto";
-import { defaultMessage, type ErrorCode } from "../../shared/error-codes.ts";
+import type { ErrorCode } from "../../shared/error-codes.ts";
 import { parseGrantRequest } from "../../shared/grant-request.ts";
 import { etagListMatches, parseByteRange, writeAllowed } from "../../shared/http-conditions.ts";
-import { refusal } from "../../shared/refusals.ts";
+import { defaultMessage, refusal } from "../../shared/refusals.ts";
 import { MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../../shared/rel-path.ts";
 import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { isSubset, RIGHTS, type Right } from "../../shared/rights.ts";
@@ -621,6 +621,8 @@ export class VaultModel {
 
   /** A restore is a write of the version's bytes to its path, through this cap, as the cap would write them. */
   private restore(request: VaultRequest & { op: "restore" }): ModelAnswer {
+    // Read as well as write: a restore's answer describes the old bytes.
+    if (this.live(request.cap)?.rights.includes("read") === false) return { observation: error("forbidden") };
     const found = this.findVersion(request.cap, "write", request.id);
     if (!found.ok) return { observation: found.observation };
     const { blob, contentType, path } = found.value;

@@ -9,7 +9,8 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { describe, expect, it } from "vitest";
 import type { CapObject } from "../../durable-objects/cap-object.ts";
 import type { TextFiles } from "../../memory-tool/text-files.ts";
-import { fail, ok } from "../../shared/result.ts";
+import { refusal } from "../../shared/refusals.ts";
+import { failed, ok } from "../../shared/result.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
 
 /** One file in memory; `interfere(n)` runs before the n-th write, like another writer getting in first. */
@@ -28,20 +29,20 @@ function racingFile(
     readText: async () => ok({ text, etag: `v${version}` }),
     writeText: async (_path, next, options) => {
       interfere(writes++, set);
-      if (options?.ifMatch !== undefined && options.ifMatch !== `v${version}`) return fail("precondition_failed");
+      if (options?.ifMatch !== undefined && options.ifMatch !== `v${version}`) return failed(refusal("preconditionFailed"));
       set(next);
       return ok({ created: false, size: next.length, etag: `v${version}`, sha256: `s${version}` });
     },
-    stat: async () => fail("not_found"),
-    list: async () => fail("not_found"),
-    delete: async () => fail("not_found"),
-    move: async () => fail("not_found"),
+    stat: async () => failed(refusal("notFound")),
+    list: async () => failed(refusal("notFound")),
+    delete: async () => failed(refusal("notFound")),
+    move: async () => failed(refusal("notFound")),
   };
   return { files, text: () => text };
 }
 
 async function editFile(text: TextFiles, edits: { oldText: string; newText: string }[]) {
-  const files = { ...text, readBytes: async () => fail("not_found"), checkFolder: async () => fail("not_found") };
+  const files = { ...text, readBytes: async () => failed(refusal("notFound")), checkFolder: async () => failed(refusal("notFound")) };
   const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, [
     "read",
     "write",

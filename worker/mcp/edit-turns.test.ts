@@ -9,7 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { describe, expect, it } from "vitest";
 import type { CapObject } from "../../durable-objects/cap-object.ts";
-import { fail, ok } from "../../shared/result.ts";
+import { refusal } from "../../shared/refusals.ts";
+import { failed, ok } from "../../shared/result.ts";
 import { createCapMcpServer } from "./mcp-server.ts";
 
 const lines = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} ${i}\n`).join("");
@@ -36,12 +37,12 @@ describe("edit_file takes turns with other requests", () => {
         text = next;
         return ok({ created: false, size: next.length, etag: "v2", sha256: "s" });
       },
-      stat: async () => fail("not_found"),
-      list: async () => fail("not_found"),
-      delete: async () => fail("not_found"),
-      move: async () => fail("not_found"),
-      readBytes: async () => fail("not_found"),
-      checkFolder: async () => fail("not_found"),
+      stat: async () => failed(refusal("notFound")),
+      list: async () => failed(refusal("notFound")),
+      delete: async () => failed(refusal("notFound")),
+      move: async () => failed(refusal("notFound")),
+      readBytes: async () => failed(refusal("notFound")),
+      checkFolder: async () => failed(refusal("notFound")),
     };
     const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, [
       "read",
