@@ -26,7 +26,15 @@ import { newBlobName } from "../storage-adapters/version-blobs.ts";
 import { AUDIT_TABLES, AuditLog, KEEP_DONE, KEEP_REFUSED } from "./audit-log.ts";
 import type { CapEnv } from "./cap-env.ts";
 import { holdForWrite, quotaInfo, releaseHold } from "./cap-quota.ts";
-import { type CapRecord, type CapRef, type ChildRecord, isoOrNull, type Tombstone } from "./cap-record.ts";
+import {
+  type CapRecord,
+  type CapRef,
+  type ChildRecord,
+  delegationDepth,
+  isoOrNull,
+  MAX_DELEGATION_DEPTH,
+  type Tombstone,
+} from "./cap-record.ts";
 import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
 import {
   journalPath,
@@ -521,6 +529,8 @@ export class CapObject extends DurableObject<CapEnv> {
       storage,
       judged: rights,
     } = access.value;
+    const depth = delegationDepth(cap) + 1;
+    if (depth > MAX_DELEGATION_DEPTH) return refuse("delegationTooDeep", { limit: MAX_DELEGATION_DEPTH });
     // The child's quota rule governs its own subtree, named as the journal names paths.
     const quotas = childChain(cap.quotas, root.root.slice(1).join(""), request.limits ?? NO_LIMITS);
     if (!quotas.ok) return quotas;
@@ -559,6 +569,7 @@ export class CapObject extends DurableObject<CapEnv> {
       createdAt: now,
       expiresAt,
       parent: { id: cap.id, key: cap.key },
+      depth,
       // Retention is the root's: a child inherits it, never sets its own.
       ...(cap.retention ? { retention: cap.retention } : {}),
       // Quotas are inherited like retention; a child's own rule only tightens them.

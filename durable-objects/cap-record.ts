@@ -27,6 +27,11 @@ export interface CapRecord {
   expiresAt: number | null;
   /** The cap this one was minted from; `null` for a root cap. */
   parent: CapRef | null;
+  /**
+   * Levels below its root (a root is 0), set at mint and bounded by
+   * {@link MAX_DELEGATION_DEPTH}; absent on caps minted before (see {@link delegationDepth}).
+   */
+  depth?: number;
   /** The root's version retention, set by the admin and inherited at every mint; absent on older caps (defaults). */
   retention?: Retention;
   /**
@@ -35,6 +40,23 @@ export interface CapRecord {
    * on caps without any (and on older caps).
    */
   quotas?: QuotaRule[];
+}
+
+/**
+ * How many levels below its root a cap may be minted. A chain of mints is a
+ * chain of objects each call must pass through, and revoking its top
+ * cascades down all of it, so its length is what both cost.
+ */
+export const MAX_DELEGATION_DEPTH = 16;
+
+/**
+ * A cap's level below its root. A cap minted before depths were recorded
+ * counts as a root's direct child (1) unless it is a root: the least it can
+ * be, so an existing delegation keeps working and its new levels are bounded
+ * from there.
+ */
+export function delegationDepth(cap: CapRecord): number {
+  return cap.depth ?? (cap.parent === null ? 0 : 1);
 }
 
 /** What a parent remembers of a child: enough to list it and to revoke it, and no token. */

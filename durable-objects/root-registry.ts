@@ -86,6 +86,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       createdAt: now,
       expiresAt,
       parent: null,
+      depth: 0,
       ...(request.retention ? { retention: request.retention } : {}),
       ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
     });

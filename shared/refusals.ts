@@ -117,6 +117,10 @@ export const REFUSALS = {
   },
   etagNeedsRead: { code: "forbidden", message: "a condition on an etag needs the read right" },
   rightsNotHeld: { code: "forbidden", message: "a child cannot hold rights its parent lacks" },
+  delegationTooDeep: {
+    code: "too_large",
+    message: (p: { limit: number }) => `caps are delegated at most ${p.limit} levels below their root`,
+  },
   listChildrenNeedsSubdir: { code: "forbidden", message: "listing children needs the subdir right" },
   revokeChildNeedsSubdir: { code: "forbidden", message: "revoking children needs the subdir right" },
   treeNeedsSubdir: { code: "forbidden", message: "the delegation tree needs the subdir right" },
@@ -213,6 +217,23 @@ export const REFUSALS = {
   rpcTooManyCalls: {
     code: "too_large",
     message: (p: { limit: number }) => `an RPC batch makes at most ${p.limit} calls`,
+  },
+  rpcTooManyMints: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC batch mints at most ${p.limit} caps`,
+  },
+  rpcPipelineTooDeep: {
+    code: "too_large",
+    message: (p: { limit: number }) => `an RPC batch chains at most ${p.limit} calls on earlier answers`,
+  },
+  rpcCallRate: {
+    code: "unavailable",
+    message: (p: { perSecond: number }) =>
+      `an RPC session makes at most ${p.perSecond} calls a second; try again later`,
+  },
+  rpcMintRate: {
+    code: "unavailable",
+    message: (p: { perSecond: number }) => `an RPC session mints at most ${p.perSecond} caps a second; try again later`,
   },
   rpcCallsWaiting: { code: "unavailable", message: "too many RPC calls waiting; try again later" },
   rpcBytesWaiting: { code: "unavailable", message: "too many bytes of RPC writes held at once; try again later" },

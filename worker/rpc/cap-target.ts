@@ -117,7 +117,7 @@ export class CapTarget extends RpcTarget {
     options?: { rights?: string[]; ttlSeconds?: number; label?: string },
   ): Promise<CapTarget> {
     const request = unwrap(parseGrantRequest({ path: pathArg(path) ?? "", ...optionsArg(options, GRANT_FIELDS) }));
-    const minted = await this.#call(() => this.#cap.mintChild(request, this.#context.origin));
+    const minted = await this.#call(() => this.#cap.mintChild(request, this.#context.origin), 0, true);
     const { key } = await digestToken(minted.token);
     return new CapTarget(capObjectStub(this.#context.env, key), minted.token, this.#context, false);
   }
@@ -207,8 +207,8 @@ export class CapTarget extends RpcTarget {
   }
 
   /** Runs a call on the cap within the session's bounds; a dead main cap ends a WebSocket session. */
-  async #call<T>(call: () => Promise<Result<T>>, bytes = 0): Promise<T> {
-    const result = await this.#context.budget.run(call, bytes);
+  async #call<T>(call: () => Promise<Result<T>>, bytes = 0, mint = false): Promise<T> {
+    const result = await this.#context.budget.run(call, bytes, mint);
     if (!result.ok && result.error.code === "no_such_cap" && this.#main) this.#context.budget.mainDied();
     return unwrap(result);
   }

@@ -12,8 +12,29 @@ export const RPC_LIMITS = {
   batchMessages: 4096,
   /** Arrays and objects inside one message (capnweb's own default is 256). */
   depth: 64,
-  /** Calls on the cap (and caps it mints) in one batch, `.map()` replays included. */
-  batchCalls: 1500,
+  /**
+   * Calls on the cap (and caps it mints) in one batch, `.map()` replays
+   * included: a `stat` costs the worker about 0.7 ms, so this keeps a batch
+   * well under 1 s of CPU.
+   */
+  batchCalls: 500,
+  /** Caps minted (`subdir`) by one batch: each is a durable object and a stored record. */
+  batchMints: 16,
+  /**
+   * Calls chained on earlier answers in one batch (`a.subdir().subdir()…` is
+   * one link each): a full delegation chain (16 mints) and a call on its end.
+   */
+  pipelineDepth: 17,
+  /**
+   * A WebSocket session's calls, as a token bucket: up to `liveCalls` at
+   * once (so also what one message may start), refilled at `liveCallsPerSecond`.
+   * A session has no end, so only a rate bounds what it costs.
+   */
+  liveCalls: 500,
+  liveCallsPerSecond: 250,
+  /** A WebSocket session's mints, as a token bucket like its calls. */
+  liveMints: 16,
+  liveMintsPerSecond: 4,
   /** Calls a session runs at once; the rest wait their turn. */
   inFlight: 16,
   /** Calls a WebSocket session lets wait before refusing more. */

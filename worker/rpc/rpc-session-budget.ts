@@ -1,18 +1,27 @@
 import { refusal, refuse } from "../../shared/refusals.ts";
 import { ok, type Result } from "../../shared/result.ts";
+import { yieldTurn } from "../../shared/yield-turn.ts";
 import { rpcError } from "./rpc-error.ts";
 import { RPC_LIMITS } from "./rpc-limits.ts";
 
 /**
  * What one session (an HTTP batch, or a WebSocket) may still spend, shared
  * by every cap target it hands out, so minting children cannot multiply the
- * bounds. A batch has totals (calls, bytes read) because its answers are all
- * held until it ends; a WebSocket streams its answers, so it bounds only
- * what runs and waits at once.
+ * bounds. A batch has totals (calls, mints, bytes read) because its answers
+ * are all held until it ends; a WebSocket streams its answers and has no
+ * end, so it bounds what runs and waits at once, and its calls and mints by
+ * a rate (token buckets).
+ *
+ * Every call waits a turn of the runtime before it runs: calls chained on
+ * answers would otherwise run back to back as microtasks, and workerd's one
+ * thread would serve no other request until the whole session was done.
  */
 export class RpcSessionBudget {
   readonly kind: "batch" | "live";
   #calls = 0;
+  #mints = 0;
+  readonly #callBucket: TokenBucket;
+  readonly #mintBucket: TokenBucket;
   #readBytes = 0;
   #heldBytes = 0;
   #running = 0;
@@ -24,8 +33,11 @@ export class RpcSessionBudget {
   /** A batch's calls reach no cap until the whole batch was read (see BatchTransport). */
   readonly #gate = Promise.withResolvers<void>();
 
-  constructor(kind: "batch" | "live") {
+  /** `now`: the clock the live buckets refill by (a test's own, to refill them without waiting). */
+  constructor(kind: "batch" | "live", now: () => number = Date.now) {
     this.kind = kind;
+    this.#callBucket = new TokenBucket(RPC_LIMITS.liveCalls, RPC_LIMITS.liveCallsPerSecond, now);
+    this.#mintBucket = new TokenBucket(RPC_LIMITS.liveMints, RPC_LIMITS.liveMintsPerSecond, now);
     if (kind === "live") this.#gate.resolve();
     // A batch refused whole may have no call waiting on its gate.
     this.#gate.promise.catch(() => undefined);
@@ -41,10 +53,21 @@ export class RpcSessionBudget {
     this.#gate.reject(rpcError(refusal("rpcMalformed")));
   }
 
-  /** Runs one call within the bounds (`bytes`: what its arguments hold); refused calls throw a contract refusal. */
-  async run<T>(call: () => Promise<T>, bytes = 0): Promise<T> {
-    if (this.kind === "batch" && ++this.#calls > RPC_LIMITS.batchCalls) {
-      throw rpcError(refusal("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls }));
+  /**
+   * Runs one call within the bounds (`bytes`: what its arguments hold;
+   * `mint`: it makes a cap); refused calls throw a contract refusal.
+   */
+  async run<T>(call: () => Promise<T>, bytes = 0, mint = false): Promise<T> {
+    if (this.kind === "batch") {
+      if (++this.#calls > RPC_LIMITS.batchCalls)
+        throw rpcError(refusal("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls }));
+      if (mint && ++this.#mints > RPC_LIMITS.batchMints)
+        throw rpcError(refusal("rpcTooManyMints", { limit: RPC_LIMITS.batchMints }));
+    } else {
+      if (!this.#callBucket.take())
+        throw rpcError(refusal("rpcCallRate", { perSecond: RPC_LIMITS.liveCallsPerSecond }));
+      if (mint && !this.#mintBucket.take())
+        throw rpcError(refusal("rpcMintRate", { perSecond: RPC_LIMITS.liveMintsPerSecond }));
     }
     if (this.#heldBytes + bytes > RPC_LIMITS.heldBytes) throw rpcError(refusal("rpcBytesWaiting"));
     this.#heldBytes += bytes;
@@ -63,6 +86,7 @@ export class RpcSessionBudget {
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     } else this.#running++;
     try {
+      await yieldTurn();
       return await call();
     } finally {
       const next = this.#waiting.shift();
@@ -107,5 +131,31 @@ export class RpcSessionBudget {
 
   mainDied(): void {
     this.#onMainDead();
+  }
+}
+
+/** Up to `size` tokens at once, refilled at `perSecond`: a burst is bounded, and so is the rate. */
+class TokenBucket {
+  readonly #size: number;
+  readonly #perMs: number;
+  readonly #now: () => number;
+  #tokens: number;
+  #at: number;
+
+  constructor(size: number, perSecond: number, now: () => number) {
+    this.#size = size;
+    this.#perMs = perSecond / 1000;
+    this.#now = now;
+    this.#tokens = size;
+    this.#at = now();
+  }
+
+  take(): boolean {
+    const now = this.#now();
+    this.#tokens = Math.min(this.#size, this.#tokens + Math.max(0, now - this.#at) * this.#perMs);
+    this.#at = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens--;
+    return true;
   }
 }
