@@ -33,6 +33,36 @@ export function slowPut(token: string, path: string) {
 }
 
 /**
+ * A PUT whose client trickles: half the body at once, then a few bytes at a
+ * time, never idle long enough for storage's idle timeout, until the whole
+ * body went (then the upload completes: `ended` says "completed") or the
+ * body was cut under it ("cut"). A revocation that waited for it would
+ * answer only after `ended`.
+ */
+export function tricklePut(token: string, path: string, options: { chunkBytes?: number; everyMs?: number } = {}) {
+  const chunkBytes = options.chunkBytes ?? 64;
+  const everyMs = options.everyMs ?? 25;
+  const { readable, writable } = new FixedLengthStream(UPLOAD_BYTES);
+  const writer = writable.getWriter();
+  const bytes = new Uint8Array(UPLOAD_BYTES).fill(0x78);
+  const response = call("PUT", `/object/${token}/file?path=${encodeURIComponent(path)}`, { body: readable });
+  const ended = (async (): Promise<"completed" | "cut"> => {
+    try {
+      await writer.write(bytes.slice(0, UPLOAD_BYTES / 2));
+      for (let at = UPLOAD_BYTES / 2; at < UPLOAD_BYTES; at += chunkBytes) {
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+        await writer.write(bytes.slice(at, at + chunkBytes));
+      }
+      await writer.close();
+      return "completed";
+    } catch {
+      return "cut";
+    }
+  })();
+  return { response, ended };
+}
+
+/**
  * Waits until the cap's object runs `count` uploads: authorised, and in the
  * set that revocation and expiry must stop. Synchronisation, not timing.
  */
