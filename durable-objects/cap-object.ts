@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { contentTypeOf } from "../shared/content-type.ts";
 import type { GrantRequest } from "../shared/grant-request.ts";
 import { malformedSha256Tag } from "../shared/http-conditions.ts";
 import { childChain, effectiveLimits, NO_LIMITS } from "../shared/quota.ts";
@@ -280,7 +281,7 @@ export class CapObject extends DurableObject<CapEnv> {
               ? refuse("malformedSha256")
               : request.length > limit
                 ? refuse("tooLarge", { limit })
-                : ok(null),
+                : contentTypeOf(request.contentType, DEFAULT_CONTENT_TYPE),
       },
     );
     if (!access.ok) return refuseBody(body, access, request.length);
@@ -288,6 +289,7 @@ export class CapObject extends DurableObject<CapEnv> {
       cap,
       paths: [at],
       storage,
+      judged: contentType,
     } = access.value;
     // Room in every quota of the chain is held before storage is touched: a refused write stores nothing.
     const hold = await holdForWrite(this.env, cap, at, request.length);
@@ -298,7 +300,6 @@ export class CapObject extends DurableObject<CapEnv> {
       await releaseHold(this.env, cap, hold.value);
       return refuseBody(body, noSuchCap(), request.length);
     }
-    const contentType = request.contentType ?? DEFAULT_CONTENT_TYPE;
     const keepAs = newBlobName();
     const written = await this.revocable(cap.expiresAt, async (signal) =>
       storage.write(at, cutOnAbort(largeChunks(body), signal, cap.expiresAt), {
@@ -464,11 +465,14 @@ export class CapObject extends DurableObject<CapEnv> {
    * Also answers that path (relative to this cap), so a tool can say what it restored.
    */
   async restoreVersion(rawId: string): Promise<Result<WriteResult & { path: string }>> {
-    const access = await this.authorize({ rights: ["write"] });
+    // Read as well: the answer's hashes and path describe the old bytes, which a write-only cap may not learn.
+    const access = await this.authorize({ rights: ["read", "write"] });
     if (!access.ok) return access;
     const found = await versionBytes(this.env, access.value.cap, rawId);
     if (!found.ok) return found;
-    const { path, size, contentType, body } = found.value;
+    const { path, size, contentType: kept, body } = found.value;
+    // A type stored before types were checked is restored as the default rather than refused.
+    const contentType = contentTypeOf(kept, DEFAULT_CONTENT_TYPE).ok ? kept : null;
     const written = await this.writeFile(path, body, { length: size, contentType });
     return written.ok ? ok({ ...written.value, path }) : written;
   }

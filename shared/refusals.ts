@@ -86,6 +86,11 @@ export const REFUSALS = {
   rangeNotSatisfiable: { code: "range_not_satisfiable", message: "range not satisfiable" },
   // -- uploads
   lengthRequired: { code: "length_required", message: "a body of known length is required" },
+  contentTypeInvalid: {
+    code: "bad_request",
+    message: (p: { max: number }) =>
+      `Content-Type must be at most ${p.max} bytes of visible ASCII, with spaces or tabs only between them; nothing was written`,
+  },
   lengthMismatch: { code: "bad_request", message: "the body did not match its Content-Length" },
   tooSlow: { code: "bad_request", message: "the body arrived too slowly; nothing was written" },
   tooManyUploads: {

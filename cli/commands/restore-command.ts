@@ -13,7 +13,7 @@ export const restoreCommand: CommandSpec = {
   description:
     "Writes the bytes of version VERSION_ID (from `capvault versions`) back to its file, as a new\n" +
     "version: a deleted file comes back, a changed one gets its old content. The current content stays\n" +
-    "in the history, so a restore can itself be undone. Needs the write right.",
+    "in the history, so a restore can itself be undone. Needs the read and write rights.",
   options: {},
   async run(input) {
     const { cap, rest } = capFromInput(input, "restore");

@@ -60,12 +60,13 @@ const versionLines = (text: string) =>
     .map((line) => line.split(" "));
 
 describe("list_versions and restore_version", () => {
-  it("are offered by rights: list_versions with read, restore_version with write", async () => {
+  it("are offered by rights: list_versions with read, restore_version with read and write", async () => {
     const names = async (rights: ("read" | "write" | "list")[]) =>
       (await (await connect((await fs.subdir({ path: "", rights })).url)).listTools()).tools.map((t) => t.name);
     expect(await names(["read", "list"])).toContain("list_versions");
     expect(await names(["read", "list"])).not.toContain("restore_version");
-    expect(await names(["write"])).toContain("restore_version");
+    expect(await names(["read", "write"])).toContain("restore_version");
+    expect(await names(["write"])).not.toContain("restore_version");
     expect(await names(["write"])).not.toContain("list_versions");
   });
 
@@ -130,8 +131,8 @@ describe("list_versions and restore_version", () => {
     expect(await fs.readText("guarded.md")).toBe("two");
   });
 
-  it("a write-only cap is refused by the vault for a version it cannot name", async () => {
-    const writeOnly = await connect((await fs.subdir({ path: "", rights: ["write"] })).url);
+  it("a cap that may restore is refused by the vault for a version it cannot name", async () => {
+    const writeOnly = await connect((await fs.subdir({ path: "", rights: ["read", "write"] })).url);
     for (const versionId of ["999999999", "abc", "-1", ""]) {
       expect(await call(writeOnly, "restore_version", { versionId })).toMatchObject({
         isError: true,

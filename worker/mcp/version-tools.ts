@@ -45,7 +45,8 @@ export const listVersionsTool: CapTool = {
 
 export const restoreVersionTool: CapTool = {
   name: "restore_version",
-  allowed: (rights) => has(rights, "write"),
+  // As the cap's object decides: a restore answers the old bytes' hashes and their path.
+  allowed: (rights) => has(rights, "read") && has(rights, "write"),
   register(server, context) {
     server.registerTool(
       "restore_version",

@@ -162,7 +162,7 @@ export class CapTarget extends RpcTarget {
     });
   }
 
-  /** Writes a version back to its path as a new version (needs write). */
+  /** Writes a version back to its path as a new version (needs read and write). */
   async restore(id: string): Promise<WriteResult> {
     return this.#call(() => this.#cap.restoreVersion(idArg(id)));
   }
