@@ -334,7 +334,8 @@ describe("the official filesystem server's tools", () => {
 
   it("read_media_file: images as image content, other files as a resource named from the cap's root", async () => {
     const image = await client.callTool({ name: "read_media_file", arguments: { path: "parity/sub/pic.png" } });
-    expect(image.content).toEqual([{ type: "image", data: btoa("PNG"), mimeType: "image/png" }]);
+    // The base64 once: no structuredContent repeating it.
+    expect(image).toEqual({ content: [{ type: "image", data: btoa("PNG"), mimeType: "image/png" }] });
     const other = await client.callTool({ name: "read_media_file", arguments: { path: "parity/big.bin" } });
     expect(other.content).toEqual([
       {
@@ -505,6 +506,9 @@ const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
   params: { name, arguments: args },
 });
 
+const ANSWER_SPENT =
+  "!bad_request: this request's answers have used their budget of 16777216 characters; send further calls in a new request";
+
 /** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
 function batchTexts(json: unknown): string[] {
   const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted(
@@ -584,7 +588,7 @@ describe("bounded work per request", () => {
       await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
     }
     const note =
-      "(stopped early: this request used its budget of 80 directory listings or 6000 listed entries; some directories were not listed, so ask for a subdirectory in another request)";
+      "(stopped early: this request used its budget of 80 directory listings, 6000 listed entries or 250 storage calls; some directories were not listed, so ask for a subdirectory in another request)";
     const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
     const [text] = batchTexts([json]);
     expect(text!.endsWith(`\n${note}`)).toBe(true);
@@ -608,7 +612,27 @@ describe("bounded work per request", () => {
     expect(JSON.parse(batchTexts([shallow.json])[0]!)).toHaveLength(101);
   });
 
-  it("answers a batch of 20 read_file calls until the request's 16 Mi characters read are spent, then refuses", async () => {
+  it("refuses a listing past the request's 80 directory listings, after the calls before it are answered", async () => {
+    for (let i = 0; i < 90; i++) {
+      await mkdir(path.join(vault.diskRoot, "folders80", `d${i}`), { recursive: true });
+      await writeFile(path.join(vault.diskRoot, "folders80", `d${i}`, "f.md"), "x");
+    }
+    // The first walk lists `folders80` and 79 of its 90 folders: all 80. The next calls' first listing is refused.
+    const { status, json } = await postMcp(vault.diskCapUrl, [
+      toolCall(1, "directory_tree", { path: "folders80", maxDepth: 2 }),
+      toolCall(2, "directory_tree", { path: "folders80/d0" }),
+      toolCall(3, "directory_tree", { path: "folders80/d1" }),
+    ]);
+    expect(status).toBe(200);
+    const texts = batchTexts(json);
+    const tree = JSON.parse(texts[0]!.slice(0, texts[0]!.indexOf("\n(stopped early"))) as { children?: unknown[] }[];
+    expect(tree.filter((d) => d.children?.length === 1).length).toBe(79);
+    const spent =
+      "!bad_request: this request has used its budget of 80 directory listings; list a subdirectory or fewer levels, or send further calls in a new request";
+    expect(texts.slice(1)).toEqual([spent, spent]);
+  });
+
+  it("answers a batch of 20 read_file calls until the request's 16 Mi characters of answers are spent, then refuses", async () => {
     const big = "r".repeat(1.5 * 1024 * 1024);
     await fs.write("hostile/big.txt", big);
     const { json } = await postMcp(
@@ -616,12 +640,65 @@ describe("bounded work per request", () => {
       Array.from({ length: 20 }, (_, id) => toolCall(id, "read_file", { path: "hostile/big.txt" })),
     );
     const texts = batchTexts(json);
-    for (const text of texts.slice(0, 10)) expect(text === big).toBe(true);
+    // Each answer holds the text twice (content and structuredContent): five fit in 16 Mi characters.
+    for (const text of texts.slice(0, 5)) expect(text === big).toBe(true);
+    // The next five were read and refused; then the 16 Mi characters read were spent too.
+    for (const text of texts.slice(5, 10)) expect(text).toBe(ANSWER_SPENT);
     for (const text of texts.slice(10)) {
       expect(text).toBe(
         "!bad_request: this request has used its budget of 16777216 characters read; send further calls in a new request",
       );
     }
+  });
+
+  it("answers a batch of read_media_file calls until the request's 16 Mi characters of answers are spent, then refuses", async () => {
+    await writeFile(path.join(vault.diskRoot, "photo.png"), new Uint8Array(8 * 1024 * 1024).fill(7));
+    const { status, json } = await postMcp(vault.diskCapUrl, [
+      toolCall(1, "read_media_file", { path: "photo.png" }),
+      toolCall(2, "read_media_file", { path: "photo.png" }),
+      toolCall(3, "read_media_file", { path: "photo.png" }),
+    ]);
+    expect(status).toBe(200);
+    const [first, ...rest] = (json as { id: number; result: Record<string, unknown> }[]).toSorted(
+      (a, b) => a.id - b.id,
+    );
+    // 8 MiB as base64 is 11,184,812 characters, sent once: a second does not fit.
+    const content = first!.result.content as { type: string; data: string }[];
+    expect(content.map((c) => [c.type, c.data.length])).toEqual([["image", 11_184_812]]);
+    expect(first!.result.structuredContent).toBeUndefined();
+    expect(batchTexts(rest)).toEqual([ANSWER_SPENT, ANSWER_SPENT]);
+  });
+
+  it("answers a batch of read_multiple_files calls while the request's 250 storage calls cover them, then refuses", async () => {
+    await mkdir(path.join(vault.diskRoot, "many"));
+    for (let i = 0; i < 100; i++) await writeFile(path.join(vault.diskRoot, "many", `f${i}.md`), `file ${i}`);
+    const paths = Array.from({ length: 100 }, (_, i) => `many/f${i}.md`);
+    const { status, json } = await postMcp(
+      vault.diskCapUrl,
+      Array.from({ length: 20 }, (_, id) => toolCall(id, "read_multiple_files", { paths })),
+    );
+    expect(status).toBe(200);
+    const texts = batchTexts(json);
+    const whole = paths.map((p, i) => `${p}:\nfile ${i}\n`).join("\n---\n");
+    // Two calls of 100 reads fit in 250; the third would not, so it reads nothing and is refused whole.
+    expect(texts.slice(0, 2)).toEqual([whole, whole]);
+    for (const text of texts.slice(2)) {
+      expect(text).toBe(
+        "!bad_request: this request has used its budget of 250 storage calls (reads, stats, writes, listings); send further calls in a new request",
+      );
+    }
+    // Two calls of 100 and two of 20 make 240 of the 250; a third of 20 would not fit.
+    const next = await postMcp(vault.diskCapUrl, [
+      toolCall(1, "read_multiple_files", { paths }),
+      toolCall(2, "read_multiple_files", { paths }),
+      ...Array.from({ length: 3 }, (_, i) => toolCall(3 + i, "read_multiple_files", { paths: paths.slice(0, 20) })),
+    ]);
+    expect(
+      batchTexts(next.json)
+        .slice(2, 4)
+        .every((t) => t.startsWith("many/f0.md:")),
+    ).toBe(true);
+    expect(batchTexts(next.json)[4]).toMatch(/^!bad_request: this request has used its budget of 250 storage calls/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type CapTool, DIR_PATH_HELP, has } from "./cap-tool.ts";
+import { chargeCalls } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 
 export const createDirectoryTool: CapTool = {
@@ -38,6 +39,8 @@ export const listAllowedDirectoriesTool: CapTool = {
       },
       async () => {
         // It reads no file, but it still asks the cap: a revoked cap answers no_such_cap here as everywhere.
+        const spent = chargeCalls(context.budget);
+        if (!spent.ok) return errorResult(spent.error);
         const alive = await context.cap.describe();
         return alive.ok ? textResult("Allowed directories:\n/") : errorResult(alive.error);
       },

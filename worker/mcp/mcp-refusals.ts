@@ -40,6 +40,16 @@ const MCP_REFUSALS = {
     code: "bad_request",
     message: (p: { max: number }) => `this request has used its budget of ${p.max} listed entries; ${NEW_REQUEST}`,
   },
+  callsSpent: {
+    code: "bad_request",
+    message: (p: { max: number }) =>
+      `this request has used its budget of ${p.max} storage calls (reads, stats, writes, listings); ${NEW_REQUEST}`,
+  },
+  answerSpent: {
+    code: "bad_request",
+    message: (p: { max: number }) =>
+      `this request's answers have used their budget of ${p.max} characters; ${NEW_REQUEST}`,
+  },
   readSpent: {
     code: "bad_request",
     message: (p: { max: number }) => `this request has used its budget of ${p.max} characters read; ${NEW_REQUEST}`,

@@ -10,7 +10,7 @@ import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, writeFileT
 import { createDirectoryTool, listAllowedDirectoriesTool } from "./folder-tools.ts";
 import { readMediaFileTool } from "./media-tool.ts";
 import { readFileTool, readMultipleFilesTool, readTextFileTool } from "./read-tools.ts";
-import { budgetedFiles, RequestBudget } from "./request-budget.ts";
+import { answerWithin, budgetedFiles, RequestBudget } from "./request-budget.ts";
 import { currentScope, type RequestScope, scopedContext } from "./request-scope.ts";
 import { searchFilesTool } from "./search-tool.ts";
 import { SharedTransport } from "./shared-transport.ts";
@@ -119,12 +119,20 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
 
 type Register = (name: string, config: unknown, callback: (...args: unknown[]) => unknown) => unknown;
 
-/** `server`, whose tools' callbacks run through the request's queue, one at a time. */
+/**
+ * `server`, whose tools' callbacks run through the request's queue, one at a
+ * time, each answer charged to the request's answer budget.
+ */
 function oneCallAtATime(server: McpServer, scope: () => RequestScope): McpServer {
   const register = server.registerTool.bind(server) as unknown as Register;
   const serial = Object.create(server) as McpServer;
-  const wrapped: Register = (name, config, callback) =>
-    register(name, config, (...args) => scope().budget.serial(async () => callback(...args)));
+  const wrapped: Register = (name, config, callback) => {
+    const readOnly = (config as { annotations?: { readOnlyHint?: boolean } }).annotations?.readOnlyHint === true;
+    return register(name, config, (...args) => {
+      const { budget } = scope();
+      return budget.serial(() => answerWithin(budget, readOnly, async () => callback(...args)));
+    });
+  };
   (serial as unknown as { registerTool: Register }).registerTool = wrapped;
   return serial;
 }

@@ -5,7 +5,7 @@ import { capPath } from "./cap-files.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { errorResult } from "./tool-result.ts";
 
-/** Bytes read_media_file returns: a few photos' worth, and within one request's read budget. */
+/** Bytes read_media_file returns: a few photos' worth, and within one request's answer budget as base64. */
 export const MAX_MEDIA_BYTES = 8 * 1024 * 1024;
 
 /** The official server's table: the type follows the name's extension, not the stored content type. */
@@ -23,14 +23,6 @@ const MIME_TYPES: Record<string, string> = {
   ".flac": "audio/flac",
 };
 
-const mediaItem = z.union([
-  z.object({ type: z.enum(["image", "audio"]), data: z.string(), mimeType: z.string() }),
-  z.object({
-    type: z.literal("resource"),
-    resource: z.object({ uri: z.string(), mimeType: z.string().optional(), blob: z.string() }),
-  }),
-]);
-
 export const readMediaFileTool: CapTool = {
   name: "read_media_file",
   allowed: (rights) => has(rights, "read"),
@@ -40,7 +32,6 @@ export const readMediaFileTool: CapTool = {
       {
         description: `Read a file of this capability (up to ${MAX_MEDIA_BYTES} bytes) as base64 with its MIME type: images and audio as image/audio content, anything else as an embedded resource whose uri is file:/// plus the path from the capability's root. Paths are relative to the capability's root.`,
         inputSchema: { path: z.string().describe(PATH_HELP) },
-        outputSchema: { content: z.array(mediaItem) },
         annotations: { readOnlyHint: true },
       },
       async ({ path }): Promise<CallToolResult> => {
@@ -56,7 +47,8 @@ export const readMediaFileTool: CapTool = {
           : mimeType.startsWith("audio/")
             ? { type: "audio" as const, data, mimeType }
             : { type: "resource" as const, resource: { uri: fileUri(rel), mimeType, blob: data } };
-        return { content: [item], structuredContent: { content: [item] } };
+        // Once: with no output schema MCP asks for no structuredContent, where the official server repeats the base64.
+        return { content: [item] };
       },
     );
   },

@@ -5,6 +5,7 @@ import type { CapFiles } from "./cap-files.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { headLines, tailLines } from "./line-window.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
+import { callsFit } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 
 /** Paths per read_multiple_files call; the request's read budget bounds the bytes. */
@@ -62,7 +63,8 @@ export const readFileTool: CapTool = {
 export const readMultipleFilesTool: CapTool = {
   name: "read_multiple_files",
   allowed: (rights) => has(rights, "read"),
-  register(server, { files }) {
+  // The context is read per call, not at registration: on a shared server it is the calling request's.
+  register(server, context) {
     server.registerTool(
       "read_multiple_files",
       {
@@ -72,10 +74,13 @@ export const readMultipleFilesTool: CapTool = {
         annotations: { readOnlyHint: true },
       },
       async ({ paths }) => {
+        // Answered whole or refused whole: a call the request's storage calls cannot all cover makes none.
+        const fits = callsFit(context.budget, paths.length);
+        if (!fits.ok) return errorResult(fits.error);
         // One at a time: the request's read budget is charged in order, and one storage call is in flight.
         const parts: string[] = [];
         for (const path of paths) {
-          const file = await files.readText(path, MAX_TEXT_BYTES);
+          const file = await context.files.readText(path, MAX_TEXT_BYTES);
           // A dead cap fails the call, so the endpoint answers it as it answers any dead cap.
           if (!file.ok && file.error.code === "no_such_cap") return errorResult(file.error);
           parts.push(

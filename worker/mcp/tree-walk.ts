@@ -1,7 +1,7 @@
 import type { DirEntry } from "../../memory-tool/text-files.ts";
 import { ok, type Result } from "../../shared/result.ts";
 import type { CapFiles } from "./cap-files.ts";
-import { REQUEST_MAX_LISTED, REQUEST_MAX_LISTINGS } from "./request-budget.ts";
+import { REQUEST_MAX_LISTED, REQUEST_MAX_LISTINGS, REQUEST_MAX_STORAGE_CALLS } from "./request-budget.ts";
 
 /** One entry found under a walked directory. */
 export interface WalkEntry {
@@ -93,6 +93,6 @@ export async function walkEntries(
 export function walkCutNote(cut: WalkCut, maxEntries: number): string {
   if (cut === "entries") return `\n(stopped after ${maxEntries} entries)`;
   if (cut === "listings")
-    return `\n(stopped early: this request used its budget of ${REQUEST_MAX_LISTINGS} directory listings or ${REQUEST_MAX_LISTED} listed entries; some directories were not listed, so ask for a subdirectory in another request)`;
+    return `\n(stopped early: this request used its budget of ${REQUEST_MAX_LISTINGS} directory listings, ${REQUEST_MAX_LISTED} listed entries or ${REQUEST_MAX_STORAGE_CALLS} storage calls; some directories were not listed, so ask for a subdirectory in another request)`;
   return "";
 }

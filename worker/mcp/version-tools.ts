@@ -4,7 +4,7 @@ import type { Result } from "../../shared/result.ts";
 import type { Version, VersionPage, WriteResult } from "../../shared/wire-types.ts";
 import { capPath } from "./cap-files.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
-import { chargeListed, chargeListing } from "./request-budget.ts";
+import { chargeCalls, chargeListed, chargeListing } from "./request-budget.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 
 /** Hex digits of a version's SHA-256 shown: enough to tell versions apart, short enough to scan. */
@@ -58,6 +58,8 @@ export const restoreVersionTool: CapTool = {
         annotations: { destructiveHint: true },
       },
       async ({ versionId }) => {
+        const spent = chargeCalls(context.budget);
+        if (!spent.ok) return errorResult(spent.error);
         const restored = (await context.cap.restoreVersion(versionId)) as Result<WriteResult & { path: string }>;
         if (!restored.ok) return errorResult(restored.error);
         const { path, size, etag, sha256 } = restored.value;
