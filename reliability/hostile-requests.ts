@@ -147,7 +147,30 @@ const CASES: HostileCase[] = [
     setup: async () => undefined,
     send: (mcp) => mcp(treeBatch(20)),
   },
+  {
+    name: "mcp batch of 20 read_multiple_files calls of 100 paths each",
+    async setup(put) {
+      for (let i = 0; i < 100; i += 20)
+        await Promise.all(Array.from({ length: 20 }, (_, j) => put(`many/f${i + j}.md`, "x")));
+    },
+    send: (mcp) =>
+      mcp(toolBatch(20, "read_multiple_files", { paths: Array.from({ length: 100 }, (_, i) => `many/f${i}.md`) })),
+  },
+  {
+    name: "mcp batch of 20 read_media_file calls of an 8 MiB image",
+    setup: (put) => put("big.png", "p".repeat(8 * 1024 * 1024)),
+    send: (mcp) => mcp(toolBatch(20, "read_media_file", { path: "big.png" })),
+  },
 ];
+
+function toolBatch(calls: number, name: string, args: Record<string, unknown>) {
+  return Array.from({ length: calls }, (_, id) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name, arguments: args },
+  }));
+}
 
 function treeBatch(calls: number) {
   return Array.from({ length: calls }, (_, id) => ({
