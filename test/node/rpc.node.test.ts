@@ -18,6 +18,8 @@ import {
   type RpcCap,
   type RpcWatchMessage,
 } from "../../clients/typescript/index.ts";
+import { refusal as contractRefusal } from "../../shared/refusals.ts";
+import { RPC_LIMITS } from "../../worker/rpc/rpc-limits.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -122,14 +124,14 @@ describe("pipelining", () => {
     expect(rpcRequests.map((r) => r.status)).toEqual([200]);
   });
 
-  it("1,000 pipelined reads complete in one batch", async () => {
+  it(`${RPC_LIMITS.batchCalls} pipelined reads (a batch's most) complete in one batch`, async () => {
     await fs.write("many/one.txt", "x");
     const rpc = connect(fs.url);
     const folder = rpc.subdir("many");
-    const reads = Array.from({ length: 1000 }, () => folder.readText("one.txt"));
+    const reads = Array.from({ length: RPC_LIMITS.batchCalls - 1 }, () => folder.readText("one.txt"));
     const texts = await Promise.all(reads);
     expect(texts.every((t) => t === "x")).toBe(true);
-    expect(texts).toHaveLength(1000);
+    expect(texts).toHaveLength(RPC_LIMITS.batchCalls - 1);
     expect(rpcRequests).toHaveLength(1);
   }, 60_000);
 
@@ -415,17 +417,39 @@ describe("hostile batches", () => {
     }
   });
 
-  it("a batch past its call bound refuses the calls beyond it, not the batch", async () => {
+  it("a batch past its call bound is refused whole: none of its calls ran", async () => {
     const rpc = connect(fs.url);
-    const calls = Array.from({ length: 1600 }, () =>
-      rpc.stat("skills").then(
+    const calls = Array.from({ length: RPC_LIMITS.batchCalls + 1 }, (_, i) =>
+      rpc.write(`over-bound/${i}.txt`, "x").then(
         () => "ok",
         (e: { code: string }) => e.code,
       ),
     );
     const outcomes = await Promise.all(calls);
-    expect(outcomes.filter((o) => o === "ok")).toHaveLength(1500);
-    expect(new Set(outcomes.slice(1500))).toEqual(new Set(["too_large"]));
+    expect(new Set(outcomes)).toEqual(new Set(["too_large"]));
+    const listing = await plainFetch(`${fs.url}/list?path=over-bound`);
+    expect(await httpRefusal(listing)).toEqual({ code: "not_found", message: "nothing at that path" });
+  }, 60_000);
+
+  it("a WebSocket session past its call rate gets refusals, and stays usable", async () => {
+    const live = connectLive(fs.url);
+    try {
+      const calls = Array.from({ length: RPC_LIMITS.liveCalls + 200 }, () =>
+        live.stat("skills").then(
+          () => "ok",
+          (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
+        ),
+      );
+      const outcomes = await Promise.all(calls);
+      const rate = contractRefusal("rpcCallRate", { perSecond: RPC_LIMITS.liveCallsPerSecond });
+      expect(outcomes.filter((o) => o !== "ok").length).toBeGreaterThan(0);
+      expect(new Set(outcomes.filter((o) => o !== "ok"))).toEqual(new Set([`${rate.code}: ${rate.message}`]));
+      // The bucket refills: after a second the same session's calls run again.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await live.stat("skills")).type).toBe("dir");
+    } finally {
+      disconnect(live);
+    }
   }, 60_000);
 });
 
