@@ -40,6 +40,8 @@ export default defineConfig({
           CAPVAULT_ADMIN_TOKEN: "test-admin-token",
           CAPVAULT_TOKEN_KEY: TOKEN_KEY,
           CAPVAULT_MAX_FILE_BYTES: String(1024 * 1024),
+          // test/workers/vault.ts's ORIGIN, as the launcher sets its own.
+          CAPVAULT_PUBLIC_URL: "https://vault.test",
           TEST_DISK_ROOT: diskRoot,
           CAPVAULT_DISK_SECRET: diskSecret,
         },

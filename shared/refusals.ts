@@ -112,6 +112,10 @@ export const REFUSALS = {
   },
   backendMissing: { code: "unavailable", message: "this cap's storage backend is not configured here" },
   noTokenKey: { code: "unavailable", message: "this vault has no token key configured" },
+  noPublicUrl: {
+    code: "unavailable",
+    message: "this vault has no public URL configured (CAPVAULT_PUBLIC_URL), so it hands out no cap URLs",
+  },
   // -- caps and rights
   noSuchCap: { code: "no_such_cap", message: "no such capability" },
   capExists: { code: "conflict", message: "cap already exists" },

@@ -4,7 +4,7 @@ import { parseGrantRequest } from "../shared/grant-request.ts";
 import { refusal } from "../shared/refusals.ts";
 import { parseRetention } from "../shared/retention.ts";
 import { secretsEqual } from "../shared/token.ts";
-import { type AppEnv, publicOrigin } from "./cap-stub.ts";
+import { type AppEnv, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { readQuery } from "./query-params.ts";
@@ -26,7 +26,7 @@ const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 adminRoutes.use("*", requireAdmin);
 
-adminRoutes.post("/roots", async (c) => {
+adminRoutes.post("/roots", requirePublicOrigin, async (c) => {
   const body = await readJsonBody(c.req.raw, SMALL_JSON_BYTES);
   if (!body.ok) return errorResponse(body.error);
   const request = parseGrantRequest(body.value, {

@@ -1,11 +1,12 @@
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { CapObject } from "../durable-objects/cap-object.ts";
 import { capObjectStub } from "../durable-objects/object-stubs.ts";
-import { refuse } from "../shared/refusals.ts";
+import { refusal, refuse } from "../shared/refusals.ts";
 import type { CapFailure, Result } from "../shared/result.ts";
 import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
+import { errorResponse } from "./http-error.ts";
 
 export type AppEnv = { Bindings: Env; Variables: { capId?: string } };
 
@@ -44,7 +45,28 @@ export async function problemFor(cap: CapStub, problem: CapFailure): Promise<Cap
   return info.ok ? problem : info.error;
 }
 
-/** The origin used in minted cap URLs. */
-export function publicOrigin(c: Context<AppEnv>): string {
-  return (c.env.CAPVAULT_PUBLIC_URL ?? new URL(c.req.url).origin).replace(/\/+$/, "");
+/** The configured origin (`https://host[:port]`), or `null` when none is set or it is not an origin. */
+function configuredOrigin(env: Env): string | null {
+  const url = env.CAPVAULT_PUBLIC_URL?.replace(/\/+$/, "") ?? "";
+  return /^https?:\/\/[^/?#\s]+$/.test(url) ? url : null;
 }
+
+/**
+ * The origin used in minted cap URLs: the configured one only. Callers run
+ * behind {@link requirePublicOrigin}, so it is always set there.
+ */
+export function publicOrigin(c: Context<AppEnv>): string {
+  return configuredOrigin(c.env) ?? "";
+}
+
+/**
+ * Guards every route that hands out cap URLs (minting, and RPC and MCP
+ * sessions, which mint and name URLs). On Cloudflare the Host header is the
+ * caller's to choose, so an origin taken from it would let a caller point the
+ * URLs it is handed (and passes on) at a server of its own: with no
+ * CAPVAULT_PUBLIC_URL the vault refuses instead. The local launcher always sets it.
+ */
+export const requirePublicOrigin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (configuredOrigin(c.env) === null) return errorResponse(refusal("noPublicUrl"));
+  await next();
+};

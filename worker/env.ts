@@ -3,6 +3,9 @@ import type { CapEnv } from "../durable-objects/cap-env.ts";
 /** Bindings and settings, as declared in wrangler.toml and by the local launcher. */
 export interface Env extends CapEnv {
   CAPVAULT_ADMIN_TOKEN?: string;
-  /** Origin used in returned cap URLs; defaults to the request's own origin. */
+  /**
+   * Origin used in returned cap URLs (wrangler.toml [vars], or set by the
+   * launcher). Without it nothing that hands out cap URLs is served.
+   */
   CAPVAULT_PUBLIC_URL?: string;
 }

@@ -5,7 +5,7 @@ import type { CapFailure, Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
 import type { MoveResult } from "../shared/wire-types.ts";
 import { readThroughCap } from "./cap-read.ts";
-import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin } from "./cap-stub.ts";
+import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
@@ -22,6 +22,9 @@ import { versionsRoutes } from "./versions-routes.ts";
  * out. Authority is decided in the object, never here.
  */
 export const objectRoutes = new Hono<AppEnv>();
+
+// Each of these hands out cap URLs: minting a child, and RPC and MCP sessions (which mint and name URLs).
+for (const route of ["/:token/subdir", "/:token/rpc", "/:token/mcp"]) objectRoutes.use(route, requirePublicOrigin);
 
 type Handler = (cap: CapStub, c: Context<AppEnv>) => Promise<Response>;
 
@@ -148,7 +151,7 @@ objectRoutes.post(
 
 objectRoutes.post(
   "/:token/subdir",
-  withJson(["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles"], async (cap, body, c) => {
+  withJson(["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles", "history"], async (cap, body, c) => {
     const request = parseGrantRequest(body);
     if (!request.ok) return refuse(cap, request.error);
     return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
