@@ -7,10 +7,12 @@
  *   RELIABILITY_ONLY=fuzz,load,faults,hostile   run only these parts
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
  *   RELIABILITY_CASE=<i>           with ONLY=fuzz: replay one fuzz case
+ *   RELIABILITY_SURFACE=<s>,...    fuzz only these surfaces: http (HTTP, MCP, memory), rpc-batch, rpc-socket, versions, watch, console
  *   RELIABILITY_HOSTILE_CASE=<a>,<b>   with ONLY=hostile: only the rows whose name holds one of these
  */
 
 import type { Backend } from "../shared/wire-types.ts";
+import type { SurfaceName } from "./fuzz-surfaces.ts";
 import { hostileTable, runHostile } from "./hostile-run.ts";
 import { scaleFromEnv } from "./scale.ts";
 import { type Part, runSuite } from "./suite.ts";
@@ -25,12 +27,23 @@ const backends = process.env.RELIABILITY_BACKEND
   ? (process.env.RELIABILITY_BACKEND.split(",") as Backend[])
   : undefined;
 const fuzzCase = process.env.RELIABILITY_CASE ? Number(process.env.RELIABILITY_CASE) : undefined;
+const surfaces = process.env.RELIABILITY_SURFACE
+  ? (process.env.RELIABILITY_SURFACE.split(",") as (SurfaceName | "http")[])
+  : undefined;
 
 console.log(
   `reliability: scale ${scale.name}, seed ${seed} (replay: RELIABILITY_SEED=${seed} RELIABILITY_SCALE=${scale.name} npm run reliability)`,
 );
 const started = Date.now();
-const { rows } = await runSuite({ scale, seed, only, backends, fuzzCase, log: (line) => console.log(`  ${line}`) });
+const { rows } = await runSuite({
+  scale,
+  seed,
+  only,
+  backends,
+  fuzzCase,
+  surfaces,
+  log: (line) => console.log(`  ${line}`),
+});
 const allRows: Row[] = [...rows];
 
 // Hostile requests: a measurement of one caller's cost to others, shown beside the table, not failed on

@@ -7,6 +7,8 @@ export interface Scale {
   name: "small" | "full";
   /** Fuzz cases per backend. */
   fuzzCases: number;
+  /** Fuzz cases per backend for each further surface (RPC batch, RPC socket, versions, watch, console). */
+  surfaceCases: number;
   /** Rounds of SIGKILL during concurrent small writes (both backends at once). */
   smallWriteKills: number;
   /** Size of the big write killed mid-stream, per backend; 0 skips it. */
@@ -27,6 +29,7 @@ export const SCALES: Record<Scale["name"], Scale> = {
   small: {
     name: "small",
     fuzzCases: 500,
+    surfaceCases: 100,
     smallWriteKills: 1,
     bigWriteBytes: 0,
     cascadeCaps: 40,
@@ -39,6 +42,7 @@ export const SCALES: Record<Scale["name"], Scale> = {
   full: {
     name: "full",
     fuzzCases: 10_000,
+    surfaceCases: 2_000,
     smallWriteKills: 2,
     bigWriteBytes: 256 * MiB,
     cascadeCaps: 1000,

@@ -1,6 +1,7 @@
 import type { Backend } from "../shared/wire-types.ts";
 import { runFaults } from "./faults-run.ts";
 import { runFuzz } from "./fuzz-run.ts";
+import { runSurfaceFuzz, type SurfaceName } from "./fuzz-surfaces.ts";
 import { runKeepAlive } from "./http-keepalive.ts";
 import { runCounter } from "./load-counter.ts";
 import { runMixedLoad } from "./load-mixed.ts";
@@ -19,6 +20,8 @@ export interface SuiteOptions {
   backends?: readonly Backend[];
   /** Fuzz replay: only this case index. */
   fuzzCase?: number;
+  /** Only these fuzz surfaces; "http" is the HTTP, MCP and memory fuzz (default all). */
+  surfaces?: readonly (SurfaceName | "http")[];
   log?: (line: string) => void;
 }
 
@@ -45,10 +48,23 @@ export async function runSuite(options: SuiteOptions): Promise<{ rows: Row[]; fi
     if (parts.has("fuzz")) {
       await Promise.all(
         backends.map((backend) =>
-          step(
-            `fuzz ${backend}`,
-            async () => (await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row,
-          ),
+          step(`fuzz ${backend}`, async () => {
+            const surfaces = options.surfaces;
+            const out: Row[] = [];
+            if (!surfaces || surfaces.includes("http"))
+              out.push((await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row);
+            const further = surfaces?.filter((s): s is SurfaceName => s !== "http");
+            if (!surfaces || further!.length > 0)
+              out.push(
+                ...(await runSurfaceFuzz(fixture, backend, {
+                  cases: scale.surfaceCases,
+                  seed,
+                  only: options.fuzzCase,
+                  ...(further ? { surfaces: further } : {}),
+                })),
+              );
+            return out;
+          }),
         ),
       );
       for (const backend of backends) await step(`keep-alive ${backend}`, () => runKeepAlive(fixture, backend));

@@ -1,0 +1,395 @@
+import fc from "fast-check";
+import { isErrorCode } from "../shared/error-codes.ts";
+import { RIGHTS } from "../shared/rights.ts";
+import { pathText } from "./fuzz-paths.ts";
+import type { Surface } from "./fuzz-surfaces.ts";
+import { call, text } from "./http-call.ts";
+import { role, type VersionPick, versionId, versionText } from "./surface-cases.ts";
+import { capUrl, judgeAnswer, judgeText, type Report, type Role, type SurfaceTarget } from "./surface-target.ts";
+import { openSocket } from "./ws-client.ts";
+
+const CASE_TIMEOUT_MS = 30_000;
+/** A socket session is read until every pulled call is answered, or nothing came for this long. */
+const SOCKET_IDLE_MS = 1_000;
+
+/**
+ * Cap'n Web sessions in capnweb's wire format (one JSON message a line):
+ * pushes of calls on the main cap or on an earlier push's answer (or on ids
+ * that name nothing), with method names real and not (the `#` fields,
+ * `constructor`, `__proto__`, capnweb's own), every argument shape capnweb
+ * can encode, pulls of real and missing ids, and the other message types.
+ * Symbolic until sent: version ids and the hashes a case may see are
+ * resolved against the backend under test.
+ */
+export interface RpcCase {
+  role: Role;
+  lines: RpcLine[];
+}
+
+type Arg =
+  | { value: unknown }
+  | { path: string }
+  | { version: VersionPick }
+  | { bytes: string }
+  | { ref: number; via?: string[] };
+
+type RpcLine =
+  | { push: { on: number; path: (string | number)[]; args: Arg[] | null } }
+  | { pull: number | "last" | "each" }
+  | { raw: string };
+
+const REAL = [
+  "read",
+  "readText",
+  "write",
+  "delete",
+  "move",
+  "stat",
+  "list",
+  "subdir",
+  "info",
+  "children",
+  "revoke",
+  "versions",
+  "readVersion",
+  "restore",
+  "redact",
+  "watch",
+  "share",
+];
+const HIDDEN = [
+  "#token",
+  "#cap",
+  "#context",
+  "#main",
+  "#call",
+  "constructor",
+  "__proto__",
+  "prototype",
+  "toString",
+  "valueOf",
+  "toJSON",
+  "then",
+  "catch",
+  "hasOwnProperty",
+  "__defineGetter__",
+  "__lookupGetter__",
+  "dup",
+  "map",
+  "onRpcBroken",
+  "dispose",
+  "call",
+  "apply",
+  "bind",
+  "length",
+  "name",
+  "caller",
+  "stop",
+  "fetch",
+  "",
+  0,
+  "0",
+];
+
+const method = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...REAL) },
+  { weight: 2, arbitrary: fc.constantFrom<string | number>(...HIDDEN) },
+);
+
+const scalar = fc.oneof(
+  fc.constantFrom<unknown>(null, true, 0, -1, 1.5, 1e308, "", "x".repeat(70_000)),
+  fc.string({ maxLength: 20 }),
+  fc.integer(),
+);
+
+/** capnweb's encoded special values, as a hostile peer would send them. */
+const special = fc.constantFrom<unknown>(
+  ["undefined"],
+  ["date", 0],
+  ["date", null],
+  ["bigint", "123"],
+  ["inf"],
+  ["nan"],
+  ["error", "Error", "injected"],
+  ["error", "TypeError", "x", "stack", { code: "path_escapes" }],
+  ["export", -1],
+  ["promise", -1],
+  ["export", "x"],
+  ["headers", [["a", "b"]]],
+  ["request", "http://127.0.0.1:1/", {}],
+  ["response", null, {}],
+  ["blob", "text/plain", ["undefined"]],
+  ["readable", 1],
+  ["writable", -1],
+  ["url", "file:///etc/passwd"],
+  ["bytes", "AAEC", "Uint16Array"],
+  ["bytes", "AA==", "Nope"],
+  ["remap", 0, [], [], []],
+  ["remap", 0, ["list"], [["import", 0]], [["pipeline", 0, ["info"], []]]],
+  ["nope"],
+  [],
+  [["a", "b"]],
+  [[["read"]]],
+);
+
+const options = fc.record(
+  {
+    cursor: fc.constantFrom<unknown>("1", "", "AAAA", 5, null),
+    limit: fc.constantFrom<unknown>(1, 0, 1001, -1, 1.5, "2"),
+    depth: fc.constantFrom<unknown>(0, 1, 513, -1),
+    rights: fc.oneof(
+      fc.subarray([...RIGHTS]).map((r) => [r]),
+      fc.constantFrom<unknown>([["admin"]], "read", null),
+    ),
+    ttlSeconds: fc.constantFrom<unknown>(1, 3600, 0, -1, "60"),
+    label: fc.constantFrom<unknown>("rpc", "\u202e", "x".repeat(300)),
+    overwrite: fc.constantFrom<unknown>(true, false, "yes"),
+    since: fc.constantFrom<unknown>("0", "1", "x"),
+    contentType: fc.constantFrom<unknown>("text/plain", "", 5),
+    ifMatch: fc.constantFrom<unknown>("*", '"x"', "sha256:00"),
+    ifNoneMatch: fc.constantFrom<unknown>("*"),
+    unknown: fc.constant<unknown>(1),
+  },
+  { requiredKeys: [] },
+);
+
+function arg(planted: readonly string[]): fc.Arbitrary<Arg> {
+  return fc.oneof(
+    { weight: 8, arbitrary: pathText(planted).map((path) => ({ path })) },
+    { weight: 3, arbitrary: versionId.map((version) => ({ version })) },
+    { weight: 3, arbitrary: options.map((value) => ({ value })) },
+    { weight: 2, arbitrary: scalar.map((value) => ({ value })) },
+    { weight: 2, arbitrary: special.map((value) => ({ value })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .oneof(fc.uint8Array({ maxLength: 32 }), fc.constant(new Uint8Array(1 << 20)))
+        .map((b) => ({ bytes: Buffer.from(b).toString("base64") })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({
+          ref: fc.integer({ min: -1, max: 6 }),
+          via: fc.option(fc.constantFrom(["info"], ["read"], []), { nil: undefined }),
+        })
+        .map(({ ref, via }): Arg => (via === undefined ? { ref } : { ref, via: [...via] })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        { value: JSON.parse('{"__proto__":{"rights":[["admin"]]}}') },
+        { value: { toJSON: 1, constructor: { prototype: 1 } } },
+        { value: [[]] },
+        { value: JSON.parse(`${"[".repeat(70)}${"]".repeat(70)}`) },
+        { value: JSON.parse(`${"[[".repeat(30)}1${"]]".repeat(30)}`) },
+      ) as fc.Arbitrary<Arg>,
+    },
+  );
+}
+
+function rpcLines(planted: readonly string[]): fc.Arbitrary<RpcLine[]> {
+  const push = fc
+    .record({
+      on: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: -2, max: 8 }) }),
+      path: fc.oneof(
+        { weight: 10, arbitrary: method.map((m): (string | number)[] => [m]) },
+        { weight: 1, arbitrary: fc.tuple(method, method).map((p): (string | number)[] => [...p]) },
+        { weight: 1, arbitrary: fc.constant<(string | number)[]>([]) },
+      ),
+      args: fc.oneof(
+        { weight: 10, arbitrary: fc.array(arg(planted), { maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.constant(null) },
+      ),
+    })
+    .map((p): RpcLine => ({ push: p }));
+  const pull = fc
+    .oneof(
+      { weight: 1, arbitrary: fc.constantFrom<number | "last" | "each">(0, -1, 99, 2 ** 31) },
+      { weight: 2, arbitrary: fc.integer({ min: 1, max: 6 }) },
+    )
+    .map((id): RpcLine => ({ pull: id }));
+  const raw = fc
+    .constantFrom(
+      "",
+      "not json",
+      "[]",
+      "{}",
+      '["push"]',
+      '["pull","1"]',
+      '["release",0,1]',
+      '["release",1,-5]',
+      '["release",1,1e308]',
+      '["abort",["error","Error","bye"]]',
+      '["resolve",1,"x"]',
+      '["reject",-1,["error","Error","x"]]',
+      '["resolve",-1,["export",-2]]',
+      '["pipe"]',
+      '["stream",["pipeline",0,["info"],[]]]',
+      '["push",["import",0]]',
+      '["push",["pipeline",0]]',
+      '["push",["pipeline",0,"read",[]]]',
+      '["push",["pipeline",0,[{"x":1}],[]]]',
+      '["push",["pipeline",0,["read"],{}]]',
+      '["push",["pipeline",0,["read"],["a.txt"],5]]',
+      `["push",["pipeline",0,["read"],["${"x".repeat(8 * 1024 * 1024)}"]]]`,
+      Array.from({ length: 4100 }, () => '["pull",1]').join("\n"),
+      Array.from({ length: 800 }, () => '["push",["pipeline",0,["stat"],["a.txt"]]]\n["pull",1]').join("\n"),
+    )
+    .map((line): RpcLine => ({ raw: line }));
+  return fc
+    .tuple(
+      fc.array(
+        fc.oneof({ weight: 8, arbitrary: push }, { weight: 2, arbitrary: pull }, { weight: 1, arbitrary: raw }),
+        {
+          minLength: 1,
+          maxLength: 8,
+        },
+      ),
+      fc.constantFrom<"each" | "last" | "none">("each", "each", "last", "none"),
+    )
+    .map(([lines, pulls]) => (pulls === "none" ? lines : [...lines, { pull: pulls }]));
+}
+
+/** The lines as sent, and every string and byte string in them (a write answers their hashes). */
+function render(
+  target: SurfaceTarget,
+  lines: RpcLine[],
+): { messages: string[]; sent: (string | Uint8Array)[]; pulled: Set<number> } {
+  const messages: string[] = [];
+  const sent: (string | Uint8Array)[] = [];
+  const pulled = new Set<number>();
+  const subdirs = new Set<number>();
+  let pushes = 0;
+  const pushLine = (on: number, path: (string | number)[], args: unknown[] | null) => {
+    messages.push(JSON.stringify(["push", args === null ? ["pipeline", on, path] : ["pipeline", on, path, args]]));
+    return ++pushes;
+  };
+  const encode = (a: Arg): unknown => {
+    if ("path" in a) {
+      sent.push(a.path);
+      return a.path;
+    }
+    if ("version" in a) return versionText(target, a.version);
+    if ("bytes" in a) {
+      sent.push(Buffer.from(a.bytes, "base64"));
+      return ["bytes", a.bytes];
+    }
+    if ("ref" in a) return a.via === undefined ? ["import", a.ref] : ["pipeline", a.ref, a.via];
+    if (typeof a.value === "string") sent.push(a.value);
+    // A literal array is escaped as capnweb escapes one; the specials are sent as they are.
+    return a.value;
+  };
+  for (const line of lines) {
+    if ("raw" in line) {
+      messages.push(...line.raw.split("\n"));
+      continue;
+    }
+    if ("pull" in line) {
+      const ids =
+        line.pull === "each"
+          ? Array.from({ length: pushes }, (_, i) => i + 1).filter((i) => !pulled.has(i))
+          : line.pull === "last"
+            ? pushes > 0
+              ? [pushes]
+              : []
+            : [line.pull];
+      for (const id of ids) {
+        messages.push(JSON.stringify(["pull", id]));
+        pulled.add(id);
+      }
+      continue;
+    }
+    const { path, args } = line.push;
+    let { on } = line.push;
+    // Revoking is only ever tried on a child minted in the same session: the roles' caps live for the whole run.
+    if (path.includes("revoke") && !subdirs.has(on)) on = pushLine(0, ["subdir"], ["dir"]);
+    const id = pushLine(on, path, args === null ? null : args.map(encode));
+    if (path.length === 1 && path[0] === "subdir" && on === 0) subdirs.add(id);
+  }
+  return { messages, sent, pulled };
+}
+
+/** capnweb's answers: each a JSON array; each error a contract refusal with its text and no stack. */
+function judgeMessages(messages: readonly string[], report: Report): void {
+  for (const line of messages) {
+    if (line === "") continue;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      report("other", `an answer line that is not JSON: ${line.slice(0, 120)}`);
+      continue;
+    }
+    if (!Array.isArray(message)) {
+      report("other", `an answer that is not a capnweb message: ${line.slice(0, 120)}`);
+      continue;
+    }
+    const error = message[0] === "reject" ? message[2] : message[0] === "abort" ? message[1] : undefined;
+    if (error === undefined) continue;
+    const [tag, , text, stack, props] = Array.isArray(error) ? error : [];
+    const code = (props as { code?: unknown } | undefined)?.code;
+    if (tag !== "error" || typeof text !== "string")
+      report("other", `a ${message[0]} without an error: ${line.slice(0, 160)}`);
+    else if (!isErrorCode(code)) report("other", `an RPC error outside the contract: ${line.slice(0, 160)}`);
+    else if (typeof stack === "string" && stack !== "")
+      report("leak", `an RPC error with a stack: ${line.slice(0, 160)}`);
+  }
+}
+
+const linesOf = (planted: readonly string[]) => fc.record({ role, lines: rpcLines(planted) });
+
+const rpcKind = (transport: string) => (c: RpcCase) => {
+  const first = c.lines.find((l) => "push" in l) as { push: { path: (string | number)[] } } | undefined;
+  return `rpc ${transport} ${first ? first.push.path.join(".") || "<get>" : c.lines.some((l) => "raw" in l) ? "raw" : "pulls"}`;
+};
+
+export const rpcBatchSurface: Surface<RpcCase> = {
+  name: "rpc-batch",
+  cases: linesOf,
+  kind: rpcKind("batch"),
+  run: async (target, c, report) => {
+    const { messages, sent } = render(target, c.lines);
+    const observed = await call(
+      `${capUrl(target, c.role)}/rpc`,
+      { method: "POST", body: messages.join("\n") },
+      CASE_TIMEOUT_MS,
+    );
+    for (const v of judgeAnswer(target, c.role, observed, sent)) report(v.kind, v.detail);
+    if (observed.status === 200) judgeMessages(text(observed).split("\n"), report);
+  },
+};
+
+export const rpcSocketSurface: Surface<RpcCase> = {
+  name: "rpc-socket",
+  cases: linesOf,
+  kind: rpcKind("socket"),
+  run: async (target, c, report) => {
+    const { messages, sent, pulled } = render(target, c.lines);
+    const socket = await openSocket(`${capUrl(target, c.role)}/rpc`, {}, CASE_TIMEOUT_MS);
+    try {
+      if (socket.handshake.status !== 101) {
+        for (const v of judgeAnswer(target, c.role, socket.handshake, sent)) report(v.kind, v.detail);
+        return;
+      }
+      for (const m of messages) socket.send(m);
+      const answered = () =>
+        [...pulled].every((id) =>
+          socket.messages.some((m) => m.startsWith(`["resolve",${id},`) || m.startsWith(`["reject",${id},`)),
+        );
+      const started = Date.now();
+      let seen = -1;
+      while (socket.closeCode === null && !answered() && Date.now() - started < CASE_TIMEOUT_MS) {
+        if (socket.messages.length === seen) break;
+        seen = socket.messages.length;
+        await socket.next(SOCKET_IDLE_MS);
+      }
+      for (const v of judgeText(target, c.role, socket.messages.join("\n"), sent)) report(v.kind, v.detail);
+      judgeMessages(socket.messages, report);
+      if (socket.closeCode !== null && socket.closeCode >= 1011 && socket.closeCode <= 1014)
+        report("5xx", `the session closed with ${socket.closeCode}`);
+    } finally {
+      socket.close();
+    }
+  },
+};
