@@ -28,12 +28,13 @@ const inMemory = process.env.TMPDIR ? undefined : memoryTmpdir();
 if (inMemory) process.env.TMPDIR = inMemory;
 
 /**
- * Three projects. `workers` runs test/workers inside workerd (the worker, its
- * Durable Objects and R2, via the cloudflareTest plugin); `node` runs
- * test/node (the launcher, disk host and end-to-end tests against a running
- * vault) and every unit test beside its code (`shared/x.test.ts` next to
- * `shared/x.ts`); `unit-workerd` runs the unit tests of shared/ and clients/typescript/,
- * code that runs inside workerd in production, there as well.
+ * Four projects. `workers` runs test/workers inside workerd (the worker, its
+ * Durable Objects and R2, via the cloudflareTest plugin); `node` runs the
+ * end-to-end files, *.node.test.ts (the launcher, disk host, clients against
+ * a running vault); `unit` every unit test beside its code (`shared/x.test.ts`
+ * next to `shared/x.ts`) and the repository checks; `unit-workerd` the unit
+ * tests of shared/ and clients/typescript/, code that runs inside workerd in
+ * production, there as well. One project: `npm run test:unit`, `test:node`, `test:workers`.
  */
 export default defineConfig({
   test: {
@@ -46,6 +47,11 @@ export default defineConfig({
     onConsoleLog: keepConsoleLog,
     // The slowest files first, whatever their project (see test/longest-first-sequencer.ts).
     sequence: { sequencer: LongestFirstSequencer },
-    projects: ["./vitest.workers.config.ts", "./vitest.unit-workerd.config.ts", "./vitest.node.config.ts"],
+    projects: [
+      "./vitest.workers.config.ts",
+      "./vitest.unit-workerd.config.ts",
+      "./vitest.node.config.ts",
+      "./vitest.unit.config.ts",
+    ],
   },
 });
