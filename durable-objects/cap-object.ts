@@ -38,6 +38,7 @@ import {
 } from "./cap-record.ts";
 import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
 import {
+  childHistoryFrom,
   journalPath,
   recordVersion,
   redactVersion,
@@ -540,6 +541,8 @@ export class CapObject extends DurableObject<CapEnv> {
     if (!quotas.ok) return quotas;
     const prepared = await storage.prepareRoot(root, { create: false });
     if (!prepared.ok) return prepared;
+    const historyFrom = await childHistoryFrom(this.env, cap, request.history);
+    if (!historyFrom.ok) return historyFrom;
 
     const now = Date.now();
     const requested = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
@@ -578,6 +581,8 @@ export class CapObject extends DurableObject<CapEnv> {
       ...(cap.retention ? { retention: cap.retention } : {}),
       // Quotas are inherited like retention; a child's own rule only tightens them.
       ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
+      // The child's history starts at its mint unless asked otherwise, never before its parent's.
+      ...(historyFrom.value !== undefined ? { historyFrom: historyFrom.value } : {}),
     });
     if (!made.ok) {
       // No child was made: the record added above names nothing. (Refused

@@ -40,6 +40,13 @@ export interface CapRecord {
    * on caps without any (and on older caps).
    */
   quotas?: QuotaRule[];
+  /**
+   * The oldest version id of the root's journal this cap may see (list, read,
+   * restore, redact, watch): one past the newest at its mint, so a delegate
+   * never reads what was deleted before it existed. Absent: every version (a
+   * root, a child minted with `history: "all"` from one, and caps minted before floors).
+   */
+  historyFrom?: number;
 }
 
 /**

@@ -25,6 +25,37 @@ function journalOf(env: CapEnv, cap: CapRecord) {
   return { journal: rootJournalStub(env, cap.backend, cap.root[0] ?? ""), scope: cap.root.slice(1).join("") };
 }
 
+/** The oldest version id `cap` may see: 0 (all) for roots and for caps minted before floors were kept. */
+export function historyFloor(cap: CapRecord): number {
+  return cap.historyFrom ?? 0;
+}
+
+/**
+ * The floor a child of `parent` gets: its parent's with `history: "all"`
+ * (never lower, so no grandchild reaches below it), else one past the
+ * journal's newest version, so what was written and deleted before the
+ * delegation stays out of its reach. Unknown when the journal cannot be
+ * reached: the mint is refused rather than made without a floor.
+ */
+export async function childHistoryFrom(
+  env: CapEnv,
+  parent: CapRecord,
+  history: "all" | null | undefined,
+): Promise<Result<number | undefined>> {
+  if (history === "all") return ok(parent.historyFrom);
+  const place = journalOf(env, parent);
+  // No journal, no history to hide; the parent's floor still binds.
+  if (!place) return ok(parent.historyFrom);
+  const newest = await place.journal.newestId().catch(() => refuse("unavailable"));
+  if (!newest.ok) return newest;
+  return ok(Math.max(newest.value + 1, historyFloor(parent)));
+}
+
+/** A watcher's `since` within the cap's floor: a resume from before it goes on from the floor. */
+export function sinceWithin(cap: CapRecord, since: number | null): number | null {
+  return since === null ? null : Math.max(since, historyFloor(cap) - 1);
+}
+
 /** A checked file's path relative to level 0: how the journal names it. */
 export function journalPath(at: CheckedFile): string {
   return at.root.slice(1).join("") + at.path.text;
@@ -72,7 +103,9 @@ export async function versionPage(
   const { journal } = place;
   // One more than the page: a page that is exactly full but last says `cursor: null`, as the contract promises
   // (a cursor there would send every client for one more, empty, page).
-  const listed = await journal.history(journalPath(at), page.before, page.limit + 1).catch(() => refuse("unavailable"));
+  const listed = await journal
+    .history(journalPath(at), page.before, page.limit + 1, historyFloor(cap))
+    .catch(() => refuse("unavailable"));
   if (!listed.ok) return listed;
   const versions = listed.value.versions.slice(0, page.limit);
   const more = listed.value.versions.length > page.limit;
@@ -92,7 +125,7 @@ export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): 
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
-  const found = await journal.find(rawId, scope).catch(() => refuse("unavailable"));
+  const found = await journal.find(rawId, scope, historyFloor(cap)).catch(() => refuse("unavailable"));
   if (!found.ok) return found;
   const { blob, path, contentType, version, bytes: inline } = found.value;
   if (blob === null) return refuse("versionRedacted");
@@ -115,7 +148,7 @@ export async function redactVersion(env: CapEnv, cap: CapRecord, rawId: string):
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
-  return journal.redact(rawId, scope).catch(() => refuse("unavailable"));
+  return journal.redact(rawId, scope, historyFloor(cap)).catch(() => refuse("unavailable"));
 }
 
 /** setTimeout's largest delay. */
@@ -138,7 +171,8 @@ export async function watchThrough(
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
-  const feed = await journal.watch(scope, since.value).catch(() => refuse("unavailable"));
+  // Live events are all newer than the floor: it was past the newest version when this cap was minted.
+  const feed = await journal.watch(scope, sinceWithin(cap, since.value), cap.id).catch(() => refuse("unavailable"));
   if (!feed.ok) return feed;
   let controller!: TransformStreamDefaultController<Uint8Array>;
   const guard = new TransformStream<Uint8Array, Uint8Array>({

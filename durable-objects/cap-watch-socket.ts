@@ -3,7 +3,7 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Backend } from "../shared/wire-types.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapRecord } from "./cap-record.ts";
-import { parseSince } from "./cap-versions.ts";
+import { parseSince, sinceWithin } from "./cap-versions.ts";
 import { rootJournalStub } from "./object-stubs.ts";
 import type { SocketRequest } from "./watch-socket-request.ts";
 
@@ -50,7 +50,7 @@ export async function grantWatchSocket(
   return ok({
     backend: mark.backend,
     level0: mark.level0,
-    watcher: { scope, capId: cap.id, expiresAt: cap.expiresAt, since: since.value },
+    watcher: { scope, capId: cap.id, expiresAt: cap.expiresAt, since: sinceWithin(cap, since.value) },
   });
 }
 

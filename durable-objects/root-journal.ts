@@ -10,7 +10,7 @@ import type { CapEnv } from "./cap-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
-import { inScope, WatchFeed } from "./watch-feed.ts";
+import { evictionVictim, inScope, WatchFeed } from "./watch-feed.ts";
 import { readSocketRequest } from "./watch-socket-request.ts";
 import { WatchSockets } from "./watch-sockets.ts";
 
@@ -79,19 +79,39 @@ export class RootJournal extends DurableObject<CapEnv> {
     }
   }
 
-  /** `path` is relative to level 0 (the cap's scope and its path joined). */
-  async history(path: string, before: number | null, limit: number): Promise<Result<{ versions: Version[] }>> {
+  /**
+   * `path` is relative to level 0 (the cap's scope and its path joined); `from` is the cap's
+   * history floor: rows older than it are answered as rows that never were.
+   */
+  async history(
+    path: string,
+    before: number | null,
+    limit: number,
+    from = 0,
+  ): Promise<Result<{ versions: Version[] }>> {
     try {
-      return ok({ versions: this.journal.history(path, before, limit).map(toVersion) });
+      return ok({ versions: this.journal.history(path, before, limit, from).map(toVersion) });
     } catch {
       return refuse("unavailable");
     }
   }
 
-  /** The version `id`, if its path lies inside `scope` (`""` or a prefix ending in `/`); else `noSuchVersion`. */
-  async find(id: string, scope: string): Promise<Result<ScopedVersion>> {
+  /** The newest version id so far (0 for none): a cap minted now sees only the versions after it. */
+  async newestId(): Promise<Result<number>> {
     try {
-      const row = this.scoped(id, scope);
+      return ok(this.journal.newestId());
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /**
+   * The version `id`, if its path lies inside `scope` (`""` or a prefix ending in `/`) and it is
+   * not older than `from` (the cap's history floor); else `noSuchVersion`.
+   */
+  async find(id: string, scope: string, from = 0): Promise<Result<ScopedVersion>> {
+    try {
+      const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
       return ok({
         version: toVersion(row),
@@ -107,11 +127,13 @@ export class RootJournal extends DurableObject<CapEnv> {
   }
 
   /** Redacts the version `id` within `scope`: its bytes (shared with any other row) go; the rows stay. */
-  async redact(id: string, scope: string): Promise<Result<null>> {
+  async redact(id: string, scope: string, from = 0): Promise<Result<null>> {
     try {
-      const row = this.scoped(id, scope);
+      const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
       if (row.blob === null) return ok(null);
+      // Bytes are destroyed for every row holding them: a floored cap may not reach below its floor that way.
+      if (from > 0 && this.journal.heldBefore(row.blob, from)) return refuse("redactBeforeFloor");
       this.journal.redact(row.blob);
       // This blob first: a full batch of others may be waiting, and the answer says its bytes are gone.
       await this.dropOrphans([row.blob]);
@@ -127,13 +149,14 @@ export class RootJournal extends DurableObject<CapEnv> {
    * A server-sent-event stream of the changes inside `scope`: those after
    * version `since` first (at most {@link BACKLOG_SCAN} versions looked at;
    * past that the stream ends with a `resume` event naming where to go on),
-   * then each change as it is committed.
+   * then each change as it is committed. `capId` is the watching cap: it
+   * holds at most its share of the root's watchers.
    */
-  async watch(scope: string, since: number | null): Promise<Result<ReadableStream<Uint8Array>>> {
+  async watch(scope: string, since: number | null, capId: string): Promise<Result<ReadableStream<Uint8Array>>> {
     try {
-      this.makeRoom();
+      this.makeRoom(capId);
       const { backlog, cut } = this.backlog(scope, since);
-      return ok(this.feed.open(scope, backlog, cut));
+      return ok(this.feed.open(scope, capId, backlog, cut));
     } catch {
       return refuse("unavailable");
     }
@@ -149,7 +172,7 @@ export class RootJournal extends DurableObject<CapEnv> {
     if (!asked) return new Response(null, { status: 400 });
     try {
       // Nothing awaited from the scan to the accept: no commit can fall between backlog and live.
-      this.makeRoom();
+      this.makeRoom(asked.capId);
       const { backlog, cut } = this.backlog(asked.scope, asked.since);
       return this.sockets.accept(asked, backlog, cut);
     } catch {
@@ -218,13 +241,18 @@ export class RootJournal extends DurableObject<CapEnv> {
   }
 
   /**
-   * One more watcher of either kind: at the most a root holds (watch-feed.ts), the oldest SSE
-   * stream ends (a stream its reader dropped is never seen here, while a
-   * dropped socket is), else the oldest socket; each is told to resume.
+   * One more watcher of either kind for `capId`: at its cap's share, or at the most a root holds,
+   * one watcher ends, of the cap `evictionVictim` names (watch-feed.ts): that cap's oldest SSE
+   * stream (a stream its reader dropped is never seen here, while a dropped socket is), else its
+   * oldest socket; each is told to resume.
    */
-  private makeRoom(): void {
+  private makeRoom(capId: string): void {
+    const held = new Map<string, number>();
+    for (const id of [...this.feed.caps(), ...this.sockets.caps()]) held.set(id, (held.get(id) ?? 0) + 1);
+    const victim = evictionVictim(held, capId);
+    if (victim === null) return;
     const newest = this.journal.newestId();
-    if (!this.feed.makeRoom(newest, this.sockets.count())) this.sockets.endOldest(newest);
+    if (!this.feed.endOldest(victim, newest)) this.sockets.endOldest(victim, newest);
   }
 
   /** The changes inside `scope` after `since`, at most {@link BACKLOG_SCAN} looked at; `cut` if more may follow. */
@@ -257,12 +285,12 @@ export class RootJournal extends DurableObject<CapEnv> {
     await this.schedule();
   }
 
-  private scoped(rawId: string, scope: string): VersionRow | null {
+  private scoped(rawId: string, scope: string, from: number): VersionRow | null {
     if (typeof rawId !== "string" || !/^[1-9][0-9]{0,15}$/.test(rawId)) return null;
     const id = Number(rawId);
     if (!Number.isSafeInteger(id)) return null;
     const row = this.journal.find(id);
-    return row && inScope(scope, row.path) ? row : null;
+    return row && row.id >= from && inScope(scope, row.path) ? row : null;
   }
 
   private async dropOrphans(blobs?: string[]): Promise<void> {

@@ -90,16 +90,22 @@ export class VersionJournal {
     return id;
   }
 
-  /** Up to `limit` versions of `path` older than `before`, newest first. */
-  history(path: string, before: number | null, limit: number): VersionRow[] {
+  /** Up to `limit` versions of `path` older than `before` and not older than `from`, newest first. */
+  history(path: string, before: number | null, limit: number, from = 0): VersionRow[] {
     return this.sql
       .exec<VersionRow>(
-        "SELECT * FROM versions WHERE path = ? AND id < ? ORDER BY id DESC LIMIT ?",
+        "SELECT * FROM versions WHERE path = ? AND id < ? AND id >= ? ORDER BY id DESC LIMIT ?",
         path,
         before ?? Number.MAX_SAFE_INTEGER,
+        from,
         limit,
       )
       .toArray();
+  }
+
+  /** Whether a row older than `from` holds `blob`: redacting it would reach history from before `from`. */
+  heldBefore(blob: string, from: number): boolean {
+    return this.sql.exec("SELECT 1 FROM versions WHERE blob = ? AND id < ? LIMIT 1", blob, from).toArray().length > 0;
   }
 
   /** Up to `limit` versions after `id`, oldest first, on the primary key. */

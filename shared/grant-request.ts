@@ -11,6 +11,11 @@ export interface GrantRequest {
   label: string | null;
   /** The cap's own quota (shared/quota.ts); absent or all null: only what it inherits. */
   limits?: Limits;
+  /**
+   * `"all"`: the new cap sees the history its parent sees; absent or null: only
+   * versions after its mint (durable-objects/cap-record.ts, `historyFrom`).
+   */
+  history?: "all" | null;
 }
 
 /** A hundred years: long enough for "never", short enough to stay a safe integer in ms. */
@@ -37,12 +42,13 @@ export function parseGrantRequest(
     "label",
     "maxBytes",
     "maxFiles",
+    "history",
     ...(options.extraFields ?? []),
   ]);
   const unknown = Object.keys(fields).find((k) => !known.has(k));
   if (unknown !== undefined) return refuse("unknownField", { field: echoedName(unknown) });
 
-  const { rights, ttlSeconds, label } = fields;
+  const { rights, ttlSeconds, label, history } = fields;
   const path = fields[pathField] ?? "";
   if (typeof path !== "string") return refuse("notAString", { field: pathField });
   let parsedRights: Right[] | null = null;
@@ -71,6 +77,7 @@ export function parseGrantRequest(
       return refuse("labelInvalid", { max: MAX_LABEL_LENGTH });
     }
   }
+  if (history !== undefined && history !== null && history !== "all") return refuse("historyInvalid");
   const limits = parseLimits(fields);
   if (!limits.ok) return limits;
   return ok({
@@ -79,5 +86,6 @@ export function parseGrantRequest(
     ttlSeconds: (ttlSeconds as number | undefined) ?? null,
     label: (label as string | undefined) ?? null,
     limits: limits.value,
+    history: history === "all" ? "all" : null,
   });
 }

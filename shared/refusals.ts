@@ -142,6 +142,12 @@ export const REFUSALS = {
   noSuchVersion: { code: "not_found", message: "no such version" },
   sinceInvalid: { code: "bad_request", message: "since must be a version id" },
   versionRedacted: { code: "not_found", message: "that version's bytes are gone (redacted, or never kept)" },
+  redactBeforeFloor: {
+    code: "forbidden",
+    message:
+      "these bytes are also held by history from before this cap was minted; a cap that sees it must redact them",
+  },
+  historyInvalid: { code: "bad_request", message: 'history must be "all" or absent' },
   keepVersionsRange: {
     code: "bad_request",
     message: (p: { max: number }) => `keepVersions must be an integer from 1 to ${p.max}`,

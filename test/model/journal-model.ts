@@ -11,7 +11,9 @@
  * Paths are relative to the root's level 0, as every cap over the root
  * shares ids: a cap sees a version only if its path lies inside its scope
  * (its root below level 0); any other id, malformed ones included, is
- * answered exactly as one that does not exist.
+ * answered exactly as one that does not exist. So is a version older than
+ * the cap's history floor (`from`): a child sees only what followed its mint,
+ * unless minted with `history: "all"`, and never below its parent's floor.
  */
 import type { VersionOperation } from "../../shared/wire-types.ts";
 
@@ -83,25 +85,32 @@ export class ModelJournal {
     return this.rows.some((row) => row.blob === blob);
   }
 
-  /** Up to `limit` versions of `path` older than id `before`, newest first. */
-  history(path: string, before: number | null, limit: number): ModelVersion[] {
-    const older = this.rows.filter((row) => row.path === path && (before === null || row.id < before));
+  /** Up to `limit` versions of `path` older than id `before` and not older than `from`, newest first. */
+  history(path: string, before: number | null, limit: number, from = 0): ModelVersion[] {
+    const older = this.rows.filter(
+      (row) => row.path === path && row.id >= from && (before === null || row.id < before),
+    );
     return older.reverse().slice(0, limit);
   }
 
   /** The version a cap of this `scope` names by `rawId`, or null: unknown, malformed and out of scope alike. */
-  find(rawId: string, scope: string): ModelVersion | null {
+  find(rawId: string, scope: string, from = 0): ModelVersion | null {
     const id = parseVersionId(rawId);
-    const row = id === null ? undefined : this.rows.find((r) => r.id === id);
+    const row = id === null || id < from ? undefined : this.rows.find((r) => r.id === id);
     return row?.path.startsWith(scope) && row.path.length > scope.length ? row : null;
   }
 
   /** The ids a cap of this `scope` can name, newest first. */
-  idsIn(scope: string): number[] {
+  idsIn(scope: string, from = 0): number[] {
     return this.rows
-      .filter((row) => row.path.startsWith(scope) && row.path.length > scope.length)
+      .filter((row) => row.id >= from && row.path.startsWith(scope) && row.path.length > scope.length)
       .map((row) => row.id)
       .reverse();
+  }
+
+  /** Whether a version older than `from` points at `blob`: redacting it would reach below that floor. */
+  heldBefore(blob: ModelBlob, from: number): boolean {
+    return this.rows.some((row) => row.blob === blob && row.id < from);
   }
 
   private add(path: string, op: VersionOperation, content: ModelContent, actor: number): void {

@@ -155,6 +155,8 @@ interface ModelCap {
   children: number[];
   /** Its quota chain: its own rule and its ancestors', each over a key prefix (none: unlimited). */
   quotas: { prefix: string; maxBytes: number | null; maxFiles: number | null }[];
+  /** The oldest version id it sees: 0 for the root; one past the newest at its mint, or its parent's with `history: "all"`. */
+  historyFrom: number;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; observation: Observation };
@@ -190,6 +192,7 @@ export class VaultModel {
       path: "",
       children: [],
       quotas: [],
+      historyFrom: 0,
     });
   }
 
@@ -206,7 +209,7 @@ export class VaultModel {
   /** The version ids cap `role` can name now, newest first (none for a dead cap). */
   versionIdsOf(role: number): number[] {
     const cap = this.caps[role];
-    return cap?.alive ? this.journal.idsIn(scopeOf(cap)) : [];
+    return cap?.alive ? this.journal.idsIn(scopeOf(cap), cap.historyFrom) : [];
   }
 
   /** Every path (relative to the root cap) that ever had a version. */
@@ -342,6 +345,8 @@ export class VaultModel {
       children: [],
       quotas:
         own.maxBytes === null && own.maxFiles === null ? cap.quotas : [...cap.quotas, { prefix: rootKey, ...own }],
+      historyFrom:
+        grant.value.history === "all" ? cap.historyFrom : Math.max(this.journal.newestId + 1, cap.historyFrom),
     });
     cap.children.push(role);
     return {
@@ -604,7 +609,7 @@ export class VaultModel {
     }
     const key = fileKey(cap, path);
     if (!key.ok) return { observation: key.observation };
-    const rows = this.journal.history(this.journalPath(key.value), before, limit + 1);
+    const rows = this.journal.history(this.journalPath(key.value), before, limit + 1, cap.historyFrom);
     const page = rows.slice(0, limit);
     // Null on the last page (README), so a page that is exactly full but last says so.
     const cursor = rows.length > limit ? String(page.at(-1)!.id) : null;
@@ -638,7 +643,11 @@ export class VaultModel {
   private redact(request: VaultRequest & { op: "redact" }): ModelAnswer {
     const found = this.findVersion(request.cap, "delete", request.id, { redactedToo: true });
     if (!found.ok) return { observation: found.observation };
-    found.value.blob.redacted = true;
+    const { blob } = found.value;
+    // Its bytes are also a version's from before this cap's mint: that history is not its to destroy.
+    if (!blob.redacted && this.journal.heldBefore(blob, this.live(request.cap)!.historyFrom))
+      return { observation: error("forbidden", {}, refusal("redactBeforeFloor").message) };
+    blob.redacted = true;
     return { observation: empty(204) };
   }
 
@@ -647,7 +656,7 @@ export class VaultModel {
     const cap = this.live(pick);
     if (!cap) return { ok: false, observation: noSuchCap() };
     if (!cap.rights.includes(right)) return { ok: false, observation: error("forbidden") };
-    const row = this.journal.find(rawId, scopeOf(cap));
+    const row = this.journal.find(rawId, scopeOf(cap), cap.historyFrom);
     if (!row) return { ok: false, observation: error("not_found", {}, NO_SUCH_VERSION) };
     if (row.blob.redacted && !redactedToo) return { ok: false, observation: error("not_found") };
     return { ok: true, value: row };

@@ -1,5 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_WATCHERS, MAX_WATCHERS_PER_CAP } from "../../durable-objects/watch-feed.ts";
 import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
@@ -133,7 +134,8 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const { versions } = (await (await call("GET", `/object/${root.token}/versions?path=one.txt`)).json()) as {
       versions: { id: string }[];
     };
-    const kid = await child(root, { path: "" });
+    // Its history from before its mint too: what is resumed here was written before it.
+    const kid = await child(root, { path: "", history: "all" });
     const feed = await watch(kid, versions[0]!.id);
     expect(((await feed.next())!.data as Event).path).toBe("two.txt");
     await root.write("three.txt", "333");
@@ -211,7 +213,7 @@ describe.each(["r2", "disk"] as const)("%s backend, over a WebSocket", (backend)
     await root.write("two.txt", "22");
     const res = await call("GET", `/object/${root.token}/versions?path=one.txt`);
     const [one] = ((await res.json()) as { versions: { id: string }[] }).versions;
-    const kid = await child(root, { path: "" });
+    const kid = await child(root, { path: "", history: "all" });
     const first = await socket(kid, one!.id);
     expect((await first.event()).path).toBe("two.txt");
     await root.write("three.txt", "333");
@@ -259,48 +261,108 @@ describe.each(["r2", "disk"] as const)("%s backend, over a WebSocket", (backend)
 });
 
 describe("a root holding its most watchers", () => {
-  it("ends the oldest stream (to resume) for a new one, so streams dropped by their readers never shut watchers out", async () => {
+  it("lets a cap's streams dropped by their readers end only its own oldest, never another cap's watcher", async () => {
     const prefix = `watch/full/${++counter}/`;
     const root = cap((await mintRoot(prefix)).token);
-    await root.write("a.txt", "a");
-    const res = await call("GET", `/object/${root.token}/versions?path=a.txt`);
-    const [written] = ((await res.json()) as { versions: { id: string }[] }).versions;
-    const oldest = await watch(root);
+    const owner = await watch(root);
     // Streams their readers dropped: the runtime never tells the journal (no cancel comes back over RPC).
     const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
-    for (let i = 0; i < 256; i++) {
-      const opened = await journal.watch("", null);
+    for (let i = 0; i < MAX_WATCHERS; i++) {
+      const opened = await journal.watch("", null, "dropper");
       expect(opened.ok, `watcher ${i + 2}`).toBe(true);
       if (!opened.ok) return;
       const reader = opened.value.getReader();
       await reader.read();
       await reader.cancel();
     }
-    expect(await oldest.next()).toEqual({ event: "resume", data: { since: written!.id } });
-    expect(await oldest.next()).toBeNull();
-    const again = await watch(root, written!.id);
-    await root.write("b.txt", "b");
-    expect(((await again.next())!.data as Event).path).toBe("b.txt");
-    await again.cancel();
+    await root.write("a.txt", "a");
+    expect(((await owner.next())!.data as Event).path).toBe("a.txt");
+    await owner.cancel();
+  });
+
+  it("ends a read cap's own oldest watcher past its share, over HTTP, and leaves the owner's alone", async () => {
+    const prefix = `watch/share/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const owner = await watch(root);
+    const ownerSocket = await socket(root);
+    const reader = await child(root, { path: "empty", rights: ["read"] });
+    const feeds = [];
+    for (let i = 0; i <= MAX_WATCHERS_PER_CAP; i++) feeds.push(await watch(reader));
+    await root.write("a.txt", "a");
+    expect(((await owner.next())!.data as Event).path).toBe("a.txt");
+    expect(await ownerSocket.event()).toMatchObject({ path: "a.txt" });
+    await root.write("empty/b.txt", "b");
+    // The reader's first watcher ended (to resume) when its share was full; the others see the change.
+    expect(await feeds[0]!.next()).toEqual({ event: "resume", data: { since: "0" } });
+    expect(await feeds[0]!.next()).toBeNull();
+    for (const feed of feeds.slice(1)) expect(((await feed.next())!.data as Event).path).toBe("b.txt");
+    expect(((await owner.next())!.data as Event).path).toBe("empty/b.txt");
+    for (const feed of [owner, ...feeds.slice(1)]) await feed.cancel();
+    ownerSocket.ws.close();
+  });
+
+  it("when full, ends a watcher of the cap holding the most, never one of a cap holding fewer", async () => {
+    const prefix = `watch/fair/${++counter}/`;
+    const root = cap((await mintRoot(prefix)).token);
+    const owner = await watch(root);
+    const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const open = async (capId: string) => {
+      const opened = await journal.watch("", null, capId);
+      if (!opened.ok) throw new Error(`watcher of ${capId}`);
+      const reader = opened.value.getReader();
+      await reader.read();
+      return reader;
+    };
+    // Caps at their share fill the root but for one place; one more fills it.
+    const full = MAX_WATCHERS / MAX_WATCHERS_PER_CAP - 1;
+    const heavy: ReadableStreamDefaultReader<Uint8Array>[][] = [];
+    for (let c = 0; c < full; c++) {
+      heavy.push([]);
+      for (let i = 0; i < MAX_WATCHERS_PER_CAP; i++) heavy[c]!.push(await open(`heavy${c}`));
+    }
+    const light = [];
+    for (let i = 0; i < MAX_WATCHERS_PER_CAP - 1; i++) light.push(await open("light"));
+    const resume = 'event: resume\ndata: {"since":"0"}\n\n';
+    const ended = async (reader: ReadableStreamDefaultReader<Uint8Array>) => {
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe(resume);
+      expect((await reader.read()).done).toBe(true);
+    };
+    // The root is full: a cap holding none ends the oldest of a cap holding the most.
+    const newcomer = await open("newcomer");
+    await ended(heavy[0]![0]!);
+    // One that would then hold as many as the most ends its own oldest.
+    light.push(await open("light"));
+    await ended(light[0]!);
+    const second = await open("second");
+    await ended(heavy[1]![0]!);
+    await root.write("a.txt", "a");
+    expect(((await owner.next())!.data as Event).path).toBe("a.txt");
+    const live = [newcomer, second, ...light.slice(1), ...heavy.flatMap((h, c) => (c < 2 ? h.slice(1) : h))];
+    expect(live.length).toBe(MAX_WATCHERS - 1);
+    for (const reader of live)
+      expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^id: \d+\ndata: .*"path":"a.txt"/);
+    for (const reader of live) await reader.cancel();
+    await owner.cancel();
   });
 });
 
 describe("WebSocket watchers at the root's limit", () => {
-  it("take places among the streams: with a socket open, 256 streams end the oldest", async () => {
+  it("take places among the streams: a cap past its share ends its own oldest stream, not its socket", async () => {
     const prefix = `watch/mixed/${++counter}/`;
     const root = cap((await mintRoot(prefix)).token);
     const ws = await socket(root);
     const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`r2:${prefix}`));
+    const rootId = ((await (await root.info()).json()) as { id: string }).id;
     const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-    for (let i = 0; i < 255; i++) {
-      const opened = await journal.watch("", null);
+    for (let i = 0; i < MAX_WATCHERS_PER_CAP - 1; i++) {
+      const opened = await journal.watch("", null, rootId);
       if (!opened.ok) throw new Error(`watcher ${i}`);
       const reader = opened.value.getReader();
       await reader.read();
       readers.push(reader);
     }
-    // The socket and 255 streams fill the root: one more ends the oldest stream, not the socket.
-    const last = await journal.watch("", null);
+    // The socket and 31 streams fill the cap's share: one more ends its oldest stream, not the socket.
+    const last = await journal.watch("", null, rootId);
     expect(last.ok).toBe(true);
     const ended = new TextDecoder().decode((await readers[0]!.read()).value);
     expect(ended).toBe('event: resume\ndata: {"since":"0"}\n\n');
@@ -312,21 +374,21 @@ describe("WebSocket watchers at the root's limit", () => {
     if (last.ok) await last.value.cancel();
   });
 
-  it("end the oldest socket when the root holds 256 of them, to resume", async () => {
+  it("end a cap's oldest socket past its share, to resume, and never another cap's", async () => {
     const prefix = `watch/sockets/${++counter}/`;
     const root = cap((await mintRoot(prefix)).token);
+    const owner = await socket(root);
     const sockets = [];
-    for (let i = 0; i < 256; i++)
+    for (let i = 0; i < MAX_WATCHERS_PER_CAP; i++)
       sockets.push(await journalSocket(prefix, { scope: "", expiresAt: null, since: null }));
     await root.write("a.txt", "a");
-    for (const s of sockets) expect(await s.event()).toMatchObject({ path: "a.txt", version: "1" });
-    const newer = await socket(root);
+    for (const s of [owner, ...sockets]) expect(await s.event()).toMatchObject({ path: "a.txt", version: "1" });
+    const newer = await journalSocket(prefix, { scope: "", expiresAt: null, since: null });
     expect(await sockets[0]!.next()).toEqual({ data: { resume: { since: "1" } } });
     expect(await sockets[0]!.next()).toEqual({ closed: 1000 });
     await root.write("b.txt", "b");
-    expect(await newer.event()).toMatchObject({ path: "b.txt" });
-    expect(await sockets[1]!.event()).toMatchObject({ path: "b.txt" });
-    for (const s of [newer, ...sockets.slice(1)]) s.ws.close();
+    for (const s of [owner, newer, sockets[1]!]) expect(await s.event()).toMatchObject({ path: "b.txt" });
+    for (const s of [owner, newer, ...sockets.slice(1)]) s.ws.close();
   });
 });
 

@@ -114,7 +114,7 @@ export class CapTarget extends RpcTarget {
    */
   async subdir(
     path?: string,
-    options?: { rights?: string[]; ttlSeconds?: number; label?: string },
+    options?: { rights?: string[]; ttlSeconds?: number; label?: string; history?: "all" },
   ): Promise<CapTarget> {
     const request = unwrap(parseGrantRequest({ path: pathArg(path) ?? "", ...optionsArg(options, GRANT_FIELDS) }));
     const minted = await this.#call(() => this.#cap.mintChild(request, this.#context.origin), 0, true);
@@ -219,4 +219,4 @@ function idArg(id: unknown): string {
   return typeof id === "string" ? id : "";
 }
 
-const GRANT_FIELDS = ["rights", "ttlSeconds", "label", "maxBytes", "maxFiles"] as const;
+const GRANT_FIELDS = ["rights", "ttlSeconds", "label", "maxBytes", "maxFiles", "history"] as const;
