@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -270,6 +271,39 @@ describe("web console in Chromium", () => {
       }
     }
     expect(requests.some((r) => r.url.startsWith(`${vault.url}/ui/console.js`))).toBe(true);
+  }, 60_000);
+
+  it("admits its own script by hash only: a cap's .js file injected into the page does not run", async () => {
+    const script = await (await fetch(`${vault.url}/ui/console.js`)).arrayBuffer();
+    const hash = `sha256-${createHash("sha256").update(Buffer.from(script)).digest("base64")}`;
+    const page = await fetch(`${vault.url}/ui`);
+    const scriptSrc = /(?:^|;)\s*script-src ([^;]*)/.exec(page.headers.get("content-security-policy") ?? "")?.[1];
+    expect(scriptSrc).toBe(`'${hash}'`);
+    expect(await page.text()).toContain(`integrity="${hash}"`);
+
+    const cap = vault.rootCapUrl;
+    const res = await fetch(`${cap}/file?path=injected.js`, {
+      method: "PUT",
+      body: "document.title = 'pwned'; fetch('/pwned-injected-js');",
+      headers: { "content-type": "text/javascript" },
+    });
+    expect(res.status).toBe(201);
+    const tab = await context.newPage();
+    await tab.goto(`${vault.url}/ui#${tokenOf(cap)}`);
+    await tab.locator("#cap-header .facts").waitFor();
+    // As HTML injection would: a script element naming a same-origin file. Its refusal is the event awaited.
+    const src = JSON.stringify(`/object/${tokenOf(cap)}/file?path=injected.js`);
+    const blocked = await tab.evaluate(`new Promise((resolve) => {
+      addEventListener("securitypolicyviolation", (e) => resolve(e.violatedDirective), { once: true });
+      const el = document.createElement("script");
+      el.src = ${src};
+      el.onload = () => resolve("loaded");
+      document.head.append(el);
+    })`);
+    expect(blocked).toMatch(/^script-src/);
+    expect(await tab.title()).not.toBe("pwned");
+    expect(requests.filter((r) => r.url.includes("pwned"))).toEqual([]);
+    await tab.close();
   }, 60_000);
 
   it("never lets an uploaded HTML or SVG file run script in the vault's origin", async () => {

@@ -58,14 +58,17 @@ describe("the console's headers", () => {
           .map(([k, ...v]) => [k, v.join(" ")]),
       );
       expect(directives.get("default-src"), path).toBe("'none'");
-      expect(directives.get("script-src"), path).toBe("'self'");
+      // The console's own script by hash, never 'self' (which admits every cap's .js file).
+      expect(directives.get("script-src"), path).toMatch(/^'sha256-[A-Za-z0-9+/]{43}='$/);
       expect(directives.get("img-src"), path).toBe("blob:");
       expect(directives.get("frame-ancestors"), path).toBe("'none'");
       expect(csp, path).not.toMatch(/unsafe|data:|https?:|\*/);
       const body = await res.text();
       if (type === "text/html") {
         // Every script has a src (the policy would block an inline one anyway), and the page holds no cap.
-        expect(body.match(/<script\b[^>]*>/g)).toEqual(['<script type="module" src="/ui/console.js">']);
+        expect(body.match(/<script\b[^>]*>/g)).toEqual([
+          `<script type="module" src="/ui/console.js" integrity="${directives.get("script-src")!.slice(1, -1)}">`,
+        ]);
         expect(body).not.toContain("/object/");
       }
     }

@@ -1,6 +1,10 @@
+import { CONSOLE_SCRIPT_HASH } from "./console-script.generated.ts";
+
 /**
  * The console's HTML: a shell the script fills in. Static and token-free, so it
  * can be cached by anyone; everything about a cap comes from the API at run time.
+ * The script's integrity attribute is what lets the CSP's hash source admit
+ * an external script.
  */
 export const CONSOLE_PAGE = `<!doctype html>
 <html lang="en">
@@ -10,7 +14,7 @@ export const CONSOLE_PAGE = `<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>capvault console</title>
 <link rel="stylesheet" href="/ui/console.css">
-<script type="module" src="/ui/console.js"></script>
+<script type="module" src="/ui/console.js" integrity="${CONSOLE_SCRIPT_HASH}"></script>
 </head>
 <body>
 <a class="skip" href="#view">Skip to content</a>

@@ -1,18 +1,20 @@
 import { Hono } from "hono";
 import { CONSOLE_CSS } from "./console-css.ts";
 import { CONSOLE_PAGE } from "./console-page.ts";
-import { CONSOLE_SCRIPT } from "./console-script.generated.ts";
+import { CONSOLE_SCRIPT, CONSOLE_SCRIPT_HASH } from "./console-script.generated.ts";
 
 /**
- * The console's policy. Script and style only from this origin's two files
- * (no inline script, nothing third-party); fetches only to this origin's API;
+ * The console's policy. Script only the console's own, admitted by its hash:
+ * 'self' would also run any cap's `.js` file, served from this origin, if
+ * markup were ever injected into the page. Style only from this origin (no
+ * inline script, nothing third-party); fetches only to this origin's API;
  * images only from blob: URLs the script made from bytes it fetched, so a
  * previewed SVG is an image, never a document; no framing, no forms posted
  * elsewhere, no <base> rewriting where those files come from.
  */
 export const CONSOLE_CSP = [
   "default-src 'none'",
-  "script-src 'self'",
+  `script-src '${CONSOLE_SCRIPT_HASH}'`,
   "style-src 'self'",
   "connect-src 'self'",
   "img-src blob:",
