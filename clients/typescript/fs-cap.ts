@@ -295,6 +295,7 @@ export class FsCap {
     if (options.label !== undefined) json.label = options.label;
     if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
     if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
+    if (options.history !== undefined) json.history = options.history;
     const response = await this.#http.send({ method: "POST", url: `${this.#base}/subdir`, json, expect: [200, 201] });
     const minted = await this.#http.json<MintedCap>(response);
     return capFromMinted(minted, this.#mount, this.#fetch);

@@ -79,6 +79,8 @@ export interface RpcSubdirOptions {
   /** As `POST /subdir`: never looser than this cap's quota. */
   maxBytes?: number;
   maxFiles?: number;
+  /** As `POST /subdir`: `"all"` lets the child see this cap's history, not only what follows its mint. */
+  history?: "all";
 }
 
 /** The RPC endpoint of a cap URL; `ws:`/`wss:` for a WebSocket. */

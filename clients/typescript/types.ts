@@ -95,6 +95,11 @@ export interface SubdirOptions {
   maxBytes?: number;
   /** Most live files the subtree may hold (never looser than the parent's). */
   maxFiles?: number;
+  /**
+   * `"all"`: the child sees the version history this cap sees. Left out, it
+   * sees only versions written after it was minted.
+   */
+  history?: "all";
 }
 
 export interface RevokeResult {

@@ -301,6 +301,7 @@ const subdirBody: fc.Arbitrary<JsonBody> = fc.oneof(
       label: mostly(fc.constantFrom("lbl", "ünï 😀", null), fc.constantFrom("bad\nlabel", 7), 12),
       maxBytes: mostly(fc.constantFrom(0, 4, 12, 40, null), fc.constantFrom(-1, 1.5, "9"), 24),
       maxFiles: mostly(fc.constantFrom(0, 1, 3, null), fc.constantFrom(-1, "2"), 24),
+      history: mostly(fc.constantFrom("all", null), fc.constantFrom("none", true), 12),
       bogus: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant(true) }),
     }),
   },

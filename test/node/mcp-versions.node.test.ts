@@ -122,7 +122,7 @@ describe("list_versions and restore_version", () => {
   it("a read-only cap lists versions but cannot restore one", async () => {
     await fs.write("guarded.md", "one");
     await fs.write("guarded.md", "two");
-    const readOnly = await connect((await fs.subdir({ path: "", rights: ["read", "list"] })).url);
+    const readOnly = await connect((await fs.subdir({ path: "", rights: ["read", "list"], history: "all" })).url);
     const lines = versionLines((await call(readOnly, "list_versions", { path: "guarded.md" })).text);
     expect(lines.map((l) => l[1])).toEqual(["modified", "created"]);
     const refused = await call(readOnly, "restore_version", { versionId: lines[1]![0] });
@@ -146,7 +146,8 @@ describe("list_versions and restore_version", () => {
     await fs.write("outside.md", "secret two");
     await fs.write("team/inside.md", "ours");
     const outside = (await fs.versions("outside.md")).versions.map((v) => v.id);
-    const child = await connect((await fs.subdir({ path: "team" })).url);
+    // history: "all", so only its scope keeps the outside versions from it.
+    const child = await connect((await fs.subdir({ path: "team", history: "all" })).url);
     const own = versionLines((await call(child, "list_versions", { path: "inside.md" })).text);
     expect(own.map((l) => l[1])).toEqual(["created"]);
     expect(await call(child, "list_versions", { path: "../outside.md" })).toMatchObject({
@@ -162,6 +163,26 @@ describe("list_versions and restore_version", () => {
     }
     expect(await fs.readText("outside.md")).toBe("secret two");
     await expect(fs.stat("team/outside.md")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("a cap minted by create_subdir_cap sees the history before its mint only with history: all", async () => {
+    await fs.write("floor/secret.md", "hunter2");
+    await fs.delete("floor/secret.md");
+    const [, created] = (await fs.versions("floor/secret.md")).versions.map((v) => v.id);
+    const parent = await connect(fs.url);
+    const mint = async (args: Record<string, unknown>) =>
+      connect(
+        (JSON.parse((await call(parent, "create_subdir_cap", { path: "floor", ...args })).text) as { url: string }).url,
+      );
+    const floored = await mint({});
+    expect((await call(floored, "list_versions", { path: "secret.md" })).text).toBe("No versions of secret.md");
+    expect(await call(floored, "restore_version", { versionId: created! })).toMatchObject({
+      isError: true,
+      text: "not_found: no such version",
+    });
+    const everything = await mint({ history: "all" });
+    const lines = versionLines((await call(everything, "list_versions", { path: "secret.md" })).text);
+    expect(lines.map((l) => l[1])).toEqual(["deleted", "created"]);
   });
 
   it("a version listing counts against the request's listing budget", async () => {

@@ -351,6 +351,47 @@ describe("versions and watch over RPC", () => {
   });
 });
 
+describe("a child's history starts at its mint, over RPC", () => {
+  it("a child minted after a secret was written and deleted cannot list, read, restore, redact or watch it", async () => {
+    await fs.write("floor/secret.md", "hunter2");
+    await fs.delete("floor/secret.md");
+    const ids = (await connect(fs.url).versions("floor/secret.md")).versions.map((v) => v.id);
+    expect(ids).toHaveLength(2);
+    const kid = await fs.subdir({ path: "floor" });
+    const unknown = await refusal(connect(kid.url).readVersion("999999999"));
+    expect((await connect(kid.url).versions("secret.md")).versions).toEqual([]);
+    for (const id of ids) {
+      expect(await refusal(connect(kid.url).readVersion(id))).toEqual(unknown);
+      expect(await refusal(connect(kid.url).restore(id))).toEqual(unknown);
+      expect(await refusal(connect(kid.url).redact(id))).toEqual(unknown);
+    }
+    // A child minted over RPC with history: "all" sees them; one minted without does not.
+    const all = connect(fs.url).subdir("floor", { history: "all" });
+    expect(new TextDecoder().decode(await all.readVersion(ids[1]!))).toBe("hunter2");
+    expect(await refusal(connect(fs.url).subdir("floor").readVersion(ids[1]!))).toEqual(unknown);
+
+    // since=0 resumes from the floor: the first change the watcher hears of is the child's own.
+    const live = connectLive(kid.url);
+    try {
+      const seen: RpcWatchMessage[] = [];
+      let wake = () => {};
+      const arrived = new Promise<void>((resolve) => (wake = resolve));
+      await live.watch(
+        (message) => {
+          seen.push(message);
+          wake();
+        },
+        { since: "0" },
+      );
+      await kid.write("mine.md", "x");
+      await arrived;
+      expect(seen[0]).toMatchObject({ type: "change", path: "mine.md" });
+    } finally {
+      disconnect(live);
+    }
+  });
+});
+
 describe("hostile batches", () => {
   it("are refused cheaply, as contract errors, while other caps are served", async () => {
     const other = await fs.subdir({ path: "skills" });

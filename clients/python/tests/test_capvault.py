@@ -225,6 +225,8 @@ class WireTests(unittest.TestCase, TokenHygiene):
         self.assertEqual(json.loads(_Recorder.requests[-1]["body"]), {"path": "x"})
         self.fs.subdir("q", max_bytes=1000, max_files=0)
         self.assertEqual(json.loads(_Recorder.requests[-1]["body"]), {"path": "q", "maxBytes": 1000, "maxFiles": 0})
+        self.fs.subdir("h", history="all")
+        self.assertEqual(json.loads(_Recorder.requests[-1]["body"]), {"path": "h", "history": "all"})
         self.assertEqual(child.url, f"{self.origin}/object/{child_token}")
         self.assertEqual(child.minted, {"id": "cid", "rights": ["read"], "expiresAt": None})
         self.assertNotIn(child_token, repr(child))
