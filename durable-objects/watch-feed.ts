@@ -19,7 +19,40 @@ export const MAX_QUEUED_BYTES = 128 * 1024;
  * 256 opened-and-dropped streams shut out every watcher of the root.
  */
 export const MAX_WATCHERS = 256;
+/**
+ * Watchers one cap holds at once in its root, both kinds together: its fair
+ * share, so one holder (a read cap over an empty folder, say) cannot fill the
+ * root and end every other cap's watcher. Past it a cap's own oldest ends.
+ */
+export const MAX_WATCHERS_PER_CAP = 32;
 const encoder = new TextEncoder();
+
+/**
+ * Whose watcher ends to make room for a new one of `capId`, given how many
+ * each cap holds (`held`, both kinds): its own at its share; else, with the
+ * root full, the cap that would hold the most, `capId` itself on a tie. So a
+ * cap's watcher is ended by another cap's only while it holds more than that
+ * cap would. `null`: there is room.
+ */
+export function evictionVictim(held: ReadonlyMap<string, number>, capId: string): string | null {
+  const own = held.get(capId) ?? 0;
+  if (own >= MAX_WATCHERS_PER_CAP) return capId;
+  let total = 0;
+  let heaviest: string | null = null;
+  let most = 0;
+  for (const [id, count] of held) {
+    total += count;
+    if (id !== capId && count > most) [heaviest, most] = [id, count];
+  }
+  if (total < MAX_WATCHERS) return null;
+  return own > 0 && own + 1 >= most ? capId : heaviest;
+}
+
+interface Watcher {
+  scope: string;
+  capId: string;
+  controller: ReadableStreamDefaultController<Uint8Array>;
+}
 
 /**
  * The live watchers of one journal, each a server-sent-event stream with a
@@ -29,18 +62,26 @@ const encoder = new TextEncoder();
  * by {@link MAX_QUEUED_BYTES} is closed rather than buffered without bound.
  */
 export class WatchFeed {
-  private readonly watchers = new Set<{ scope: string; controller: ReadableStreamDefaultController<Uint8Array> }>();
+  private readonly watchers = new Set<Watcher>();
+
+  /** The cap of each open stream. */
+  *caps(): Iterable<string> {
+    for (const watcher of this.watchers) yield watcher.capId;
+  }
 
   /**
-   * Ends the oldest watcher if the journal holds {@link MAX_WATCHERS}, these
-   * and `others` (its WebSocket watchers) together. It was sent every event
-   * up to `newest`, so its stream ends telling it to resume after that, as a
-   * cut backlog does. False when room is needed and this holds no stream.
+   * Ends the oldest stream of the cap `capId`. It was sent every event up to
+   * `newest`, so it ends telling it to resume after that, as a cut backlog
+   * does. False when that cap holds no stream.
    */
-  makeRoom(newest: number, others = 0): boolean {
-    if (this.watchers.size + others < MAX_WATCHERS) return true;
-    if (this.watchers.size === 0) return false;
-    const oldest = this.watchers.values().next().value!;
+  endOldest(capId: string, newest: number): boolean {
+    let oldest: Watcher | undefined;
+    for (const watcher of this.watchers)
+      if (watcher.capId === capId) {
+        oldest = watcher;
+        break;
+      }
+    if (!oldest) return false;
     this.watchers.delete(oldest);
     try {
       oldest.controller.enqueue(resumeFrame(newest));
@@ -51,13 +92,13 @@ export class WatchFeed {
     return true;
   }
 
-  /** A new stream for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
-  open(scope: string, backlog: VersionRow[], resumeAfter: number | null): ReadableStream<Uint8Array> {
-    let watcher!: { scope: string; controller: ReadableStreamDefaultController<Uint8Array> };
+  /** A new stream of the cap `capId` for `scope`, first carrying `backlog` (rows already in scope order), then live events. */
+  open(scope: string, capId: string, backlog: VersionRow[], resumeAfter: number | null): ReadableStream<Uint8Array> {
+    let watcher!: Watcher;
     return new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
-          watcher = { scope, controller };
+          watcher = { scope, capId, controller };
           controller.enqueue(encoder.encode(": watching\n\n"));
           let queued = 0;
           for (const [i, row] of backlog.entries()) {

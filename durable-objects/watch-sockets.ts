@@ -37,8 +37,9 @@ export class WatchSockets {
     return this.ctx.getWebSockets(tag).filter((ws) => ws.readyState === WebSocket.OPEN);
   }
 
-  count(): number {
-    return this.open().length;
+  /** The cap of each open socket. */
+  caps(): string[] {
+    return this.open().map((ws) => (ws.deserializeAttachment() as SocketState).capId);
   }
 
   /** A new socket for `watcher`: `backlog` first (rows in order), or up to `resumeAfter` and a `resume`, then live. */
@@ -83,10 +84,10 @@ export class WatchSockets {
     return sockets.length;
   }
 
-  /** Ends the socket open longest, telling it to resume after `newest` (it was sent everything up to there). */
-  endOldest(newest: number): void {
+  /** Ends the socket of `capId` open longest, telling it to resume after `newest` (it was sent everything up to there). */
+  endOldest(capId: string, newest: number): void {
     let oldest: { ws: WebSocket; opened: number } | null = null;
-    for (const ws of this.open()) {
+    for (const ws of this.open(capTag(capId))) {
       const { opened } = ws.deserializeAttachment() as SocketState;
       if (!oldest || opened < oldest.opened) oldest = { ws, opened };
     }
