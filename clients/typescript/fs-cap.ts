@@ -382,7 +382,7 @@ export class FsCap {
   }
 
   /**
-   * Writes a version's bytes back to its path, as a new version (needs `write`).
+   * Writes a version's bytes back to its path, as a new version (needs `read` and `write`).
    * @example
    * await fs.restore(deleted.id); // the deleted file is back
    */

@@ -46,7 +46,7 @@ export interface RpcCap {
   /** A file's versions, newest first (as `GET /versions`). */
   versions(path: string, options?: { cursor?: string; limit?: number }): Promise<VersionPage>;
   readVersion(id: string): Promise<Uint8Array>;
-  /** Writes a version back to its path as a new version. */
+  /** Writes a version back to its path as a new version (needs read and write). */
   restore(id: string): Promise<WriteResult>;
   /** Destroys a version's bytes, keeping its record. */
   redact(id: string): Promise<null>;
