@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { socketWatch, sseWatch, type WatchEvent } from "./watch-client.ts";
 import { call, cap, child, mintRoot } from "./vault.ts";
+import { socketWatch, sseWatch, type WatchEvent } from "./watch-client.ts";
 
 /**
  * Resuming a watch replays the root's journal from a version on: only the
