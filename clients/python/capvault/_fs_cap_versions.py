@@ -74,7 +74,7 @@ class _VersionMethods(_VaultTransport):
         return body
 
     def restore(self, version_id: str) -> Dict[str, Any]:
-        """Write a version's bytes back to its file, as a new version (needs ``write``): ``{size, etag, sha256}``.
+        """Write a version's bytes back to its file, as a new version (needs ``read`` and ``write``): ``{size, etag, sha256}``.
 
         Example::
 

@@ -753,10 +753,12 @@ class LiveR2Tests(LiveBase):
         self.assertTrue(next(v for v in t.iter_versions("plan.md") if v["id"] == created["id"])["redacted"])
         self.assertRefused("not_found", lambda: t.read_version(created["id"]), t)
 
-        # Rights and scope: a read-only cap reads history but cannot restore or redact;
-        # a child never reaches a version outside its subtree.
-        ro = t.subdir("", rights=["read"])
+        # Rights and scope: a read-only cap given the history reads it but cannot restore or redact;
+        # one minted without it sees only later versions; a child never reaches a version outside its subtree.
+        ro = t.subdir("", rights=["read"], history="all")
         self.assertEqual(ro.read_version(versions[1]["id"]), b"v22")
+        fresh = t.subdir("", rights=["read"])
+        self.assertRefused("not_found", lambda: fresh.read_version(versions[1]["id"]), fresh, t)
         self.assertRefused("forbidden", lambda: ro.restore(versions[1]["id"]), ro)
         self.assertRefused("forbidden", lambda: ro.redact(versions[1]["id"]), ro)
         child = t.subdir("team")
