@@ -3,8 +3,8 @@ import { RIGHTS } from "../shared/rights.ts";
 import { pathText } from "./fuzz-paths.ts";
 import type { Surface } from "./fuzz-surfaces.ts";
 import { call, header, json } from "./http-call.ts";
-import { role } from "./surface-cases.ts";
-import { judgeAnswer, type Role } from "./surface-target.ts";
+import { role, segment } from "./surface-cases.ts";
+import { judgeAnswer, outcomeOf, type Role } from "./surface-target.ts";
 import { subdir } from "./vault-fixture.ts";
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -95,15 +95,14 @@ export const consoleSurface: Surface<ConsoleCase> = {
     return fc.record({ role, pasted, call: calls });
   },
   kind: (c) => `console ${c.call.api}`,
-  run: async (target, c, report) => {
+  run: async (target, c, report, seen) => {
     const token = c.pasted ?? target.tokens[c.role];
     const owner: Role = c.pasted === null ? c.role : "unknown";
     const base = `${target.base}/object/${encodeURIComponent(token)}`;
     const q = (params: Record<string, string | null>) =>
       Object.entries(params)
         .filter((p): p is [string, string] => p[1] !== null)
-        // A lone surrogate: the browser's encodeURIComponent would throw before the console sent anything.
-        .map(([k, v]) => `${k}=${encodeURIComponent(v.toWellFormed())}`)
+        .map(([k, v]) => `${k}=${segment(v)}`)
         .join("&");
     const jsonInit = (method: string, body: unknown) => ({
       method,
@@ -168,6 +167,7 @@ export const consoleSurface: Surface<ConsoleCase> = {
         break;
     }
     const observed = await call(url, init, CASE_TIMEOUT_MS);
+    seen(`${k.api} ${outcomeOf(observed)}`);
     for (const v of judgeAnswer(target, owner, observed, sent)) report(v.kind, v.detail);
     // The console's error path reads `{ error: { code, message } }`; any other failure it could only show as "HTTP n".
     if (

@@ -5,7 +5,15 @@ import { pathText } from "./fuzz-paths.ts";
 import type { Surface } from "./fuzz-surfaces.ts";
 import { call, text } from "./http-call.ts";
 import { role, type VersionPick, versionId, versionText } from "./surface-cases.ts";
-import { capUrl, judgeAnswer, judgeText, type Report, type Role, type SurfaceTarget } from "./surface-target.ts";
+import {
+  capUrl,
+  judgeAnswer,
+  judgeText,
+  outcomeOf,
+  type Report,
+  type Role,
+  type SurfaceTarget,
+} from "./surface-target.ts";
 import { openSocket } from "./ws-client.ts";
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -23,6 +31,8 @@ const SOCKET_IDLE_MS = 1_000;
  */
 export interface RpcCase {
   role: Role;
+  /** Half the cases: real methods on live references only, so the batch runs and each call is judged alone. */
+  wellFormed: boolean;
   lines: RpcLine[];
 }
 
@@ -31,7 +41,8 @@ type Arg =
   | { path: string }
   | { version: VersionPick }
   | { bytes: string }
-  | { ref: number; via?: string[] };
+  | { ref: number; via?: string[] }
+  | { since: VersionPick };
 
 type RpcLine =
   | { push: { on: number; path: (string | number)[]; args: Arg[] | null } }
@@ -153,19 +164,28 @@ const options = fc.record(
   { requiredKeys: [] },
 );
 
-function arg(planted: readonly string[]): fc.Arbitrary<Arg> {
-  return fc.oneof(
-    { weight: 8, arbitrary: pathText(planted).map((path) => ({ path })) },
-    { weight: 3, arbitrary: versionId.map((version) => ({ version })) },
-    { weight: 3, arbitrary: options.map((value) => ({ value })) },
-    { weight: 2, arbitrary: scalar.map((value) => ({ value })) },
-    { weight: 2, arbitrary: special.map((value) => ({ value })) },
+function arg(planted: readonly string[], hostile: boolean): fc.Arbitrary<Arg> {
+  const plain = [
+    { weight: 8, arbitrary: pathText(planted).map((path): Arg => ({ path })) },
+    { weight: 3, arbitrary: versionId.map((version): Arg => ({ version })) },
+    { weight: 3, arbitrary: options.map((value): Arg => ({ value })) },
+    { weight: 2, arbitrary: scalar.map((value): Arg => ({ value })) },
     {
       weight: 1,
-      arbitrary: fc
-        .oneof(fc.uint8Array({ maxLength: 32 }), fc.constant(new Uint8Array(1 << 20)))
-        .map((b) => ({ bytes: Buffer.from(b).toString("base64") })),
+      arbitrary: fc.uint8Array({ maxLength: 32 }).map((b): Arg => ({ bytes: Buffer.from(b).toString("base64") })),
     },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({ ref: fc.integer({ min: 0, max: 6 }), via: fc.constantFrom(["info"], ["read"], ["stat"]) })
+        .map(({ ref, via }): Arg => ({ ref, via: [...via] })),
+    },
+  ];
+  if (!hostile) return fc.oneof(...plain);
+  return fc.oneof(
+    ...plain,
+    { weight: 2, arbitrary: special.map((value) => ({ value })) },
+    { weight: 1, arbitrary: fc.constant({ bytes: Buffer.from(new Uint8Array(1 << 20)).toString("base64") }) },
     {
       weight: 2,
       arbitrary: fc
@@ -188,21 +208,38 @@ function arg(planted: readonly string[]): fc.Arbitrary<Arg> {
   );
 }
 
-function rpcLines(planted: readonly string[]): fc.Arbitrary<RpcLine[]> {
+function rpcLines(planted: readonly string[], hostile: boolean): fc.Arbitrary<RpcLine[]> {
   const push = fc
     .record({
-      on: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: -2, max: 8 }) }),
-      path: fc.oneof(
-        { weight: 10, arbitrary: method.map((m): (string | number)[] => [m]) },
-        { weight: 1, arbitrary: fc.tuple(method, method).map((p): (string | number)[] => [...p]) },
-        { weight: 1, arbitrary: fc.constant<(string | number)[]>([]) },
+      on: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(0) },
+        { weight: 3, arbitrary: fc.integer(hostile ? { min: -2, max: 8 } : { min: 1, max: 8 }) },
       ),
-      args: fc.oneof(
-        { weight: 10, arbitrary: fc.array(arg(planted), { maxLength: 3 }) },
-        { weight: 1, arbitrary: fc.constant(null) },
-      ),
+      path: hostile
+        ? fc.oneof(
+            { weight: 10, arbitrary: method.map((m): (string | number)[] => [m]) },
+            { weight: 1, arbitrary: fc.tuple(method, method).map((p): (string | number)[] => [...p]) },
+            { weight: 1, arbitrary: fc.constant<(string | number)[]>([]) },
+          )
+        : method.map((m): (string | number)[] => [m]),
+      args: hostile
+        ? fc.oneof(
+            { weight: 10, arbitrary: fc.array(arg(planted, true), { maxLength: 3 }) },
+            { weight: 1, arbitrary: fc.constant(null) },
+          )
+        : fc.array(arg(planted, false), { maxLength: 3 }),
     })
     .map((p): RpcLine => ({ push: p }));
+  // A feed over the session: the client's callback (its export -1) gets the changes as pushes of its own.
+  const watchPush = fc.option(versionId, { nil: undefined }).map(
+    (since): RpcLine => ({
+      push: {
+        on: 0,
+        path: ["watch"],
+        args: [{ value: ["export", -1] }, since === undefined ? { value: {} } : { since }],
+      },
+    }),
+  );
   const pull = fc
     .oneof(
       { weight: 1, arbitrary: fc.constantFrom<number | "last" | "each">(0, -1, 99, 2 ** 31) },
@@ -240,11 +277,10 @@ function rpcLines(planted: readonly string[]): fc.Arbitrary<RpcLine[]> {
   return fc
     .tuple(
       fc.array(
-        fc.oneof({ weight: 8, arbitrary: push }, { weight: 2, arbitrary: pull }, { weight: 1, arbitrary: raw }),
-        {
-          minLength: 1,
-          maxLength: 8,
-        },
+        hostile
+          ? fc.oneof({ weight: 8, arbitrary: push }, { weight: 2, arbitrary: pull }, { weight: 1, arbitrary: raw })
+          : fc.oneof({ weight: 9, arbitrary: push }, { weight: 1, arbitrary: watchPush }),
+        { minLength: 1, maxLength: 8 },
       ),
       fc.constantFrom<"each" | "last" | "none">("each", "each", "last", "none"),
     )
@@ -255,12 +291,15 @@ function rpcLines(planted: readonly string[]): fc.Arbitrary<RpcLine[]> {
 function render(
   target: SurfaceTarget,
   lines: RpcLine[],
+  wellFormed: boolean,
 ): { messages: string[]; sent: (string | Uint8Array)[]; pulled: Set<number> } {
   const messages: string[] = [];
   const sent: (string | Uint8Array)[] = [];
   const pulled = new Set<number>();
   const subdirs = new Set<number>();
   let pushes = 0;
+  // A reference that names an earlier push (or the main cap), for the well-formed cases.
+  const live = (id: number) => (id <= 0 || pushes === 0 ? 0 : ((id - 1) % pushes) + 1);
   const pushLine = (on: number, path: (string | number)[], args: unknown[] | null) => {
     messages.push(JSON.stringify(["push", args === null ? ["pipeline", on, path] : ["pipeline", on, path, args]]));
     return ++pushes;
@@ -271,11 +310,15 @@ function render(
       return a.path;
     }
     if ("version" in a) return versionText(target, a.version);
+    if ("since" in a) return { since: versionText(target, a.since) };
     if ("bytes" in a) {
       sent.push(Buffer.from(a.bytes, "base64"));
       return ["bytes", a.bytes];
     }
-    if ("ref" in a) return a.via === undefined ? ["import", a.ref] : ["pipeline", a.ref, a.via];
+    if ("ref" in a) {
+      const ref = wellFormed ? live(a.ref) : a.ref;
+      return a.via === undefined ? ["import", ref] : ["pipeline", ref, a.via];
+    }
     if (typeof a.value === "string") sent.push(a.value);
     // A literal array is escaped as capnweb escapes one; the specials are sent as they are.
     return a.value;
@@ -301,7 +344,7 @@ function render(
       continue;
     }
     const { path, args } = line.push;
-    let { on } = line.push;
+    let on = wellFormed ? live(line.push.on) : line.push.on;
     // Revoking is only ever tried on a child minted in the same session: the roles' caps live for the whole run.
     if (path.includes("revoke") && !subdirs.has(on)) on = pushLine(0, ["subdir"], ["dir"]);
     const id = pushLine(on, path, args === null ? null : args.map(encode));
@@ -311,7 +354,7 @@ function render(
 }
 
 /** capnweb's answers: each a JSON array; each error a contract refusal with its text and no stack. */
-function judgeMessages(messages: readonly string[], report: Report): void {
+function judgeMessages(messages: readonly string[], report: Report, seen: (outcome: string) => void): void {
   for (const line of messages) {
     if (line === "") continue;
     let message: unknown;
@@ -326,9 +369,10 @@ function judgeMessages(messages: readonly string[], report: Report): void {
       continue;
     }
     const error = message[0] === "reject" ? message[2] : message[0] === "abort" ? message[1] : undefined;
-    if (error === undefined) continue;
     const [tag, , text, stack, props] = Array.isArray(error) ? error : [];
     const code = (props as { code?: unknown } | undefined)?.code;
+    seen(error === undefined ? String(message[0]) : `${message[0]} ${String(code)}`);
+    if (error === undefined) continue;
     if (tag !== "error" || typeof text !== "string")
       report("other", `a ${message[0]} without an error: ${line.slice(0, 160)}`);
     else if (!isErrorCode(code)) report("other", `an RPC error outside the contract: ${line.slice(0, 160)}`);
@@ -337,7 +381,12 @@ function judgeMessages(messages: readonly string[], report: Report): void {
   }
 }
 
-const linesOf = (planted: readonly string[]) => fc.record({ role, lines: rpcLines(planted) });
+const linesOf = (planted: readonly string[]) =>
+  fc
+    .boolean()
+    .chain((wellFormed) =>
+      fc.record({ role, wellFormed: fc.constant(wellFormed), lines: rpcLines(planted, !wellFormed) }),
+    );
 
 const rpcKind = (transport: string) => (c: RpcCase) => {
   const first = c.lines.find((l) => "push" in l) as { push: { path: (string | number)[] } } | undefined;
@@ -348,15 +397,16 @@ export const rpcBatchSurface: Surface<RpcCase> = {
   name: "rpc-batch",
   cases: linesOf,
   kind: rpcKind("batch"),
-  run: async (target, c, report) => {
-    const { messages, sent } = render(target, c.lines);
+  run: async (target, c, report, seen) => {
+    const { messages, sent } = render(target, c.lines, c.wellFormed);
     const observed = await call(
       `${capUrl(target, c.role)}/rpc`,
       { method: "POST", body: messages.join("\n") },
       CASE_TIMEOUT_MS,
     );
     for (const v of judgeAnswer(target, c.role, observed, sent)) report(v.kind, v.detail);
-    if (observed.status === 200) judgeMessages(text(observed).split("\n"), report);
+    if (observed.status !== 200) seen(outcomeOf(observed));
+    else judgeMessages(text(observed).split("\n"), report, seen);
   },
 };
 
@@ -364,11 +414,12 @@ export const rpcSocketSurface: Surface<RpcCase> = {
   name: "rpc-socket",
   cases: linesOf,
   kind: rpcKind("socket"),
-  run: async (target, c, report) => {
-    const { messages, sent, pulled } = render(target, c.lines);
+  run: async (target, c, report, seen) => {
+    const { messages, sent, pulled } = render(target, c.lines, c.wellFormed);
     const socket = await openSocket(`${capUrl(target, c.role)}/rpc`, {}, CASE_TIMEOUT_MS);
     try {
       if (socket.handshake.status !== 101) {
+        seen(`handshake ${outcomeOf(socket.handshake)}`);
         for (const v of judgeAnswer(target, c.role, socket.handshake, sent)) report(v.kind, v.detail);
         return;
       }
@@ -378,14 +429,14 @@ export const rpcSocketSurface: Surface<RpcCase> = {
           socket.messages.some((m) => m.startsWith(`["resolve",${id},`) || m.startsWith(`["reject",${id},`)),
         );
       const started = Date.now();
-      let seen = -1;
+      let heard = -1;
       while (socket.closeCode === null && !answered() && Date.now() - started < CASE_TIMEOUT_MS) {
-        if (socket.messages.length === seen) break;
-        seen = socket.messages.length;
+        if (socket.messages.length === heard) break;
+        heard = socket.messages.length;
         await socket.next(SOCKET_IDLE_MS);
       }
       for (const v of judgeText(target, c.role, socket.messages.join("\n"), sent)) report(v.kind, v.detail);
-      judgeMessages(socket.messages, report);
+      judgeMessages(socket.messages, report, seen);
       if (socket.closeCode !== null && socket.closeCode >= 1011 && socket.closeCode <= 1014)
         report("5xx", `the session closed with ${socket.closeCode}`);
     } finally {

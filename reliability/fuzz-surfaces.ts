@@ -18,7 +18,8 @@ export interface Surface<C> {
   name: SurfaceName;
   cases: (planted: readonly string[]) => fc.Arbitrary<C>;
   kind: (c: C) => string;
-  run: (target: SurfaceTarget, c: C, report: Report) => Promise<void>;
+  /** Sends and judges one case; `seen` tallies what came back (an answer's status and code), for the notes. */
+  run: (target: SurfaceTarget, c: C, report: Report, seen: (outcome: string) => void) => Promise<void>;
 }
 
 export const SURFACE_NAMES = ["rpc-batch", "rpc-socket", "versions", "watch", "console"] as const;
@@ -73,13 +74,15 @@ async function runSurface<C>(
   const indices = options.only === undefined ? cases.map((_, i) => i) : [options.only];
   let next = 0;
   let tried = 0;
+  const outcomes = new Map<string, number>();
+  const seen = (outcome: string) => outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   const worker = async () => {
     while (next < indices.length) {
       const index = indices[next++]!;
       const c = cases[index]!;
       const report: Report = (kind, detail) =>
         findings.add(kind, `#${index} ${surface.kind(c)}: ${detail}`, replay(index));
-      await surface.run(target, c, report).catch((error: unknown) => report("other", `the case threw: ${error}`));
+      await surface.run(target, c, report, seen).catch((error: unknown) => report("other", `the case threw: ${error}`));
       tried++;
       if (tried % HEALTH_EVERY === 0)
         for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after ${tried} cases: ${p}`);
@@ -87,5 +90,8 @@ async function runSurface<C>(
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   for (const p of await vaultHealth(fixture, backend)) findings.add("other", `after the fuzz: ${p}`);
-  return { check: `fuzz ${surface.name}`, backend, cases: tried, concurrency: IN_FLIGHT, findings };
+  // What the cases met, most common first: a surface whose cases are all refused early tests little.
+  const tally = [...outcomes].sort((a, b) => b[1] - a[1]).slice(0, 12);
+  const notes = [`${backend}: ${tally.map(([o, n]) => `${o} ×${n}`).join(", ")}`];
+  return { check: `fuzz ${surface.name}`, backend, cases: tried, concurrency: IN_FLIGHT, findings, notes };
 }

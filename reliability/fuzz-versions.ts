@@ -4,7 +4,7 @@ import type { Surface } from "./fuzz-surfaces.ts";
 import { call, header } from "./http-call.ts";
 import { callWindow } from "./http-window.ts";
 import { role, segment, type VersionPick, versionId, versionText } from "./surface-cases.ts";
-import { capUrl, judgeAnswer, judgeText, type Role } from "./surface-target.ts";
+import { capUrl, judgeAnswer, judgeText, outcomeOf, type Role } from "./surface-target.ts";
 import { openSocket } from "./ws-client.ts";
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -74,12 +74,12 @@ export const versionsSurface: Surface<VersionsCase> = {
     );
   },
   kind: (c) => `${c.method} ${c.op === "list" ? "/versions" : `/versions/<id>${c.op === "read" ? "" : `/${c.op}`}`}`,
-  run: async (target, c, report) => {
+  run: async (target, c, report, seen) => {
     const id = segment(versionText(target, c.id));
     const cap = capUrl(target, c.role);
     const url =
       c.op === "list"
-        ? `${cap}/versions?${c.path === null ? c.extra.slice(1) : `path=${encodeURIComponent(c.path)}${c.extra}`}`
+        ? `${cap}/versions?${c.path === null ? c.extra.slice(1) : `path=${segment(c.path)}${c.extra}`}`
         : c.op === "read"
           ? `${cap}/versions/${id}`
           : c.op === "wrong"
@@ -87,6 +87,7 @@ export const versionsSurface: Surface<VersionsCase> = {
             : `${cap}/versions/${id}/${c.op}`;
     const body = c.body !== undefined && c.method !== "GET" ? c.body : undefined;
     const observed = await call(url, { method: c.method, ...(body === undefined ? {} : { body }) }, CASE_TIMEOUT_MS);
+    seen(`${c.op} ${outcomeOf(observed)}`);
     for (const v of judgeAnswer(target, c.role, observed, body ? [body] : [])) report(v.kind, v.detail);
   },
 };
@@ -111,14 +112,15 @@ export const watchSurface: Surface<WatchCase> = {
       extra: fc.constantFrom("", "", "", "&since=1", "&x=1", "&since", "&path=a.txt"),
     }),
   kind: (c) => `GET /watch${c.transport === "socket" ? " (WebSocket)" : ""}`,
-  run: async (target, c, report) => {
-    const since = c.since === null ? "" : `since=${encodeURIComponent(versionText(target, c.since))}`;
+  run: async (target, c, report, seen) => {
+    const since = c.since === null ? "" : `since=${segment(versionText(target, c.since))}`;
     const query = `${since}${c.extra}`.replace(/^&/, "");
     const url = `${capUrl(target, c.role)}/watch${query ? `?${query}` : ""}`;
     const headers: Record<string, string> =
       c.lastEventId === null ? {} : { "last-event-id": versionText(target, c.lastEventId).slice(0, 200) };
     if (c.transport === "sse") {
       const observed = await callWindow(url, { headers }, FEED_WINDOW_MS, FEED_BYTES, CASE_TIMEOUT_MS);
+      seen(`sse ${outcomeOf(observed)}`);
       for (const v of judgeAnswer(target, c.role, observed, [])) report(v.kind, v.detail);
       if (observed.status === 200 && !header(observed, "content-type")?.startsWith("text/event-stream"))
         report("other", `a feed answered as ${header(observed, "content-type")}`);
@@ -126,6 +128,7 @@ export const watchSurface: Surface<WatchCase> = {
     }
     const socket = await openSocket(url, headers, CASE_TIMEOUT_MS);
     try {
+      seen(`socket ${outcomeOf(socket.handshake)}`);
       if (socket.handshake.status !== 101) {
         for (const v of judgeAnswer(target, c.role, socket.handshake, [])) report(v.kind, v.detail);
         return;

@@ -48,5 +48,5 @@ export function versionText(target: SurfaceTarget, pick: VersionPick): string {
   return "known" in pick ? target.versions[pick.known] : pick.literal;
 }
 
-/** A path segment as a client would put it in a URL. */
-export const segment = (value: string) => encodeURIComponent(value);
+/** A path segment or query value as a client would put it in a URL (a lone surrogate is sent as U+FFFD, as a browser's URL does). */
+export const segment = (value: string) => encodeURIComponent(value.toWellFormed());

@@ -169,3 +169,10 @@ export function judgeText(target: SurfaceTarget, role: Role, body: string, sent:
 
 /** The replay hint's tail and a finding adder shared by the surface runs. */
 export type Report = (kind: FindingKind, detail: string) => void;
+
+/** An answer in a word or two for the tally: its status, and a refusal's code. */
+export function outcomeOf(observed: Observed): string {
+  if (observed.status === 0) return "no answer";
+  const code = (json(observed) as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return typeof code === "string" ? `${observed.status} ${code}` : String(observed.status);
+}
