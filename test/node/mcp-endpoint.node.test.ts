@@ -652,7 +652,8 @@ describe("bounded work per request", () => {
   });
 
   it("answers a batch of read_media_file calls until the request's 16 Mi characters of answers are spent, then refuses", async () => {
-    await writeFile(path.join(vault.diskRoot, "photo.png"), new Uint8Array(8 * 1024 * 1024).fill(7));
+    const photo = new Uint8Array(8 * 1024 * 1024).map((_, i) => i % 251);
+    await writeFile(path.join(vault.diskRoot, "photo.png"), photo);
     const { status, json } = await postMcp(vault.diskCapUrl, [
       toolCall(1, "read_media_file", { path: "photo.png" }),
       toolCall(2, "read_media_file", { path: "photo.png" }),
@@ -665,6 +666,7 @@ describe("bounded work per request", () => {
     // 8 MiB as base64 is 11,184,812 characters, sent once: a second does not fit.
     const content = first!.result.content as { type: string; data: string }[];
     expect(content.map((c) => [c.type, c.data.length])).toEqual([["image", 11_184_812]]);
+    expect(content[0]!.data === Buffer.from(photo).toString("base64")).toBe(true);
     expect(first!.result.structuredContent).toBeUndefined();
     expect(batchTexts(rest)).toEqual([ANSWER_SPENT, ANSWER_SPENT]);
   });

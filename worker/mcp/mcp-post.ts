@@ -6,6 +6,7 @@ import {
   type JSONRPCRequest,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
+import { yieldTurn } from "../../shared/yield-turn.ts";
 import type { SharedTransport } from "./shared-transport.ts";
 
 /**
@@ -56,7 +57,7 @@ export async function answerPost(req: Request, body: unknown, transport: SharedT
   if (requests.length === 0) return refused(new Response(null, { status: 202 }));
   const answers = await transport.call(requests);
   return {
-    response: Response.json(answers.length === 1 ? answers[0] : answers),
+    response: jsonInSlices(answers.length === 1 ? answers[0] : answers),
     succeeded: answers.every((a) => "result" in a && (a.result as { isError?: boolean }).isError !== true),
   };
 }
@@ -80,4 +81,52 @@ export function jsonRpcError(
   headers: Record<string, string> = {},
 ): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+}
+
+/** Characters of a long string escaped and sent at a time. */
+const SLICE_CHARS = 256 * 1024;
+
+/**
+ * `value` as a JSON response whose long strings (a file's text, a media
+ * file's base64) are escaped and sent a slice at a time, a turn of the
+ * runtime apart: serialising a 16 MB answer at once held up every other
+ * request of the process for as long. A slice may end inside a surrogate
+ * pair: JSON.stringify escapes each half, and JSON parsers join them again.
+ */
+export function jsonInSlices(value: unknown): Response {
+  const marker = `capvault-long-${crypto.randomUUID()}-`;
+  const long: string[] = [];
+  const skeleton = JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v !== "string" || v.length <= SLICE_CHARS) return v;
+    long.push(v);
+    return `${marker}${long.length - 1}`;
+  });
+  const headers = { "content-type": "application/json" };
+  if (long.length === 0) return new Response(skeleton, { headers });
+  // Alternately skeleton text and the index of a long string; the marker's UUID appears nowhere else.
+  const parts = skeleton.split(new RegExp(`"${marker}(\\d+)"`));
+  const encoder = new TextEncoder();
+  const pieces = (function* () {
+    for (let i = 0; i < parts.length; i++) {
+      if (i % 2 === 0) {
+        yield parts[i]!;
+        continue;
+      }
+      const text = long[Number(parts[i])]!;
+      yield '"';
+      for (let at = 0; at < text.length; at += SLICE_CHARS) {
+        yield JSON.stringify(text.slice(at, at + SLICE_CHARS)).slice(1, -1);
+      }
+      yield '"';
+    }
+  })();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await yieldTurn();
+      const next = pieces.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+  });
+  return new Response(body, { headers });
 }
