@@ -272,6 +272,37 @@ const ops: Op[] = [
     prepare: file,
     act: (t, c) => mcp(t, "read_text_file", { path: c.file }),
   },
+  { name: "mcp read_file", needs: ["read"], prepare: file, act: (t, c) => mcp(t, "read_file", { path: c.file }) },
+  {
+    name: "mcp read_multiple_files",
+    needs: ["read"],
+    prepare: file,
+    act: (t, c) => mcp(t, "read_multiple_files", { paths: [c.file] }),
+  },
+  {
+    name: "mcp read_media_file",
+    needs: ["read"],
+    prepare: file,
+    act: (t, c) => mcp(t, "read_media_file", { path: c.file }),
+  },
+  {
+    name: "mcp directory_tree",
+    needs: ["list"],
+    prepare: file,
+    act: (t, c) => mcp(t, "directory_tree", { path: c.file.replace(/\/f\.txt$/, "") }),
+  },
+  {
+    name: "mcp list_directory_with_sizes",
+    needs: ["list"],
+    prepare: file,
+    act: (t, c) => mcp(t, "list_directory_with_sizes", { path: c.file.replace(/\/f\.txt$/, "") }),
+  },
+  {
+    name: "mcp search_files",
+    needs: ["list"],
+    prepare: file,
+    act: (t, c) => mcp(t, "search_files", { path: c.file.replace(/\/f\.txt$/, ""), pattern: "*.txt" }),
+  },
   {
     name: "mcp write_file",
     needs: ["write"],
