@@ -3,6 +3,7 @@ import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
 import { capFromMinted, type FsCap, revokeResult } from "./fs-cap.ts";
+import { HolderKey } from "./holder.ts";
 import type { ClientOptions, FetchLike, MintRootOptions, RevokeResult } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
 
@@ -47,6 +48,8 @@ export class AdminClient {
     if (options.keepDays !== undefined) json.keepDays = options.keepDays;
     if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
     if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
+    const holder = options.holder instanceof HolderKey ? options.holder : undefined;
+    if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
     const response = await this.#http.send({
       method: "POST",
       url: `${this.#mount}/admin/roots`,
@@ -55,7 +58,7 @@ export class AdminClient {
       expect: [200, 201],
     });
     const minted = await this.#http.json<MintedCap>(response);
-    return capFromMinted(minted, this.#mount, this.#fetch);
+    return capFromMinted(minted, this.#mount, this.#fetch, holder);
   }
 
   /**

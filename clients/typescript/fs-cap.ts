@@ -15,9 +15,10 @@ import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseCapUrl } from "./cap-url.ts";
 import { type WatchOptions, watchChanges } from "./cap-watch.ts";
+import { HolderKey } from "./holder.ts";
 import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
 import type {
-  ClientOptions,
+  CapOptions,
   FetchLike,
   ListPageOptions,
   MoveOptions,
@@ -39,7 +40,12 @@ interface KnownMeta {
 }
 
 /** Internal: lets `AdminClient` hand out an `FsCap` that already knows its id and rights. */
-export let capFromMinted: (minted: MintedCap, mount: string, fetchImpl: FetchLike | undefined) => FsCap;
+export let capFromMinted: (
+  minted: MintedCap,
+  mount: string,
+  fetchImpl: FetchLike | undefined,
+  holder?: HolderKey,
+) => FsCap;
 
 /**
  * A capability to one folder of the vault. Every path is relative to the
@@ -65,8 +71,8 @@ export class FsCap {
   #known: KnownMeta = {};
 
   static {
-    capFromMinted = (minted, mount, fetchImpl) => {
-      const cap = new FsCap(childUrl(minted, mount), fetchImpl ? { fetch: fetchImpl } : {});
+    capFromMinted = (minted, mount, fetchImpl, holder) => {
+      const cap = new FsCap(childUrl(minted, mount), { ...(fetchImpl ? { fetch: fetchImpl } : {}), holder });
       cap.#known = { id: minted.id, rights: minted.rights, expiresAt: minted.expiresAt };
       return cap;
     };
@@ -78,12 +84,12 @@ export class FsCap {
    * @example
    * const fs = new FsCap("http://127.0.0.1:8787/object/abcdefghijklmnopqrstuvwxyz234567");
    */
-  constructor(url: string, options: ClientOptions = {}) {
+  constructor(url: string, options: CapOptions = {}) {
     const { mount, token } = parseCapUrl(url);
     this.#mount = mount;
     this.#base = `${mount}/object/${token}`;
     this.#fetch = options.fetch;
-    this.#http = new VaultTransport(options.fetch, [token]);
+    this.#http = new VaultTransport(options.fetch, [token], options.holder && { key: options.holder, token });
   }
 
   /**
@@ -296,9 +302,11 @@ export class FsCap {
     if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
     if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
     if (options.history !== undefined) json.history = options.history;
+    const holder = options.holder instanceof HolderKey ? options.holder : undefined;
+    if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
     const response = await this.#http.send({ method: "POST", url: `${this.#base}/subdir`, json, expect: [200, 201] });
     const minted = await this.#http.json<MintedCap>(response);
-    return capFromMinted(minted, this.#mount, this.#fetch);
+    return capFromMinted(minted, this.#mount, this.#fetch, holder);
   }
 
   /**

@@ -12,6 +12,7 @@
  * aliases: `ChildCap` for `ChildView`, `RootRecord` for `RootView`.
  */
 export type { ErrorCode } from "../../shared/error-codes.ts";
+export type { HolderJwk } from "../../shared/holder-key.ts";
 export type { Right } from "../../shared/rights.ts";
 export type * from "../../shared/wire-types.ts";
 export type { ChildView as ChildCap, RootView as RootRecord } from "../../shared/wire-types.ts";
@@ -19,6 +20,8 @@ export { AdminClient } from "./admin-client.ts";
 export { CapError, isCapError } from "./cap-error.ts";
 export type { WatchOptions } from "./cap-watch.ts";
 export { FsCap } from "./fs-cap.ts";
+export type { HolderAlgorithm, HolderKeyFile } from "./holder.ts";
+export { HolderKey } from "./holder.ts";
 export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_DEFINITION, memoryToolHandler } from "./memory-tool.ts";
 export type { RpcCap, RpcCapPromise, RpcSubdirOptions, RpcWriteOptions } from "./rpc-cap.ts";

@@ -4,8 +4,10 @@
  * index.ts exports both.
  */
 import type { ErrorCode } from "../../shared/error-codes.ts";
+import type { HolderJwk } from "../../shared/holder-key.ts";
 import type { Right } from "../../shared/rights.ts";
 import type { Backend } from "../../shared/wire-types.ts";
+import type { HolderKey } from "./holder.ts";
 
 /**
  * A wire error code. Known codes autocomplete; an unknown code from a newer
@@ -100,6 +102,19 @@ export interface SubdirOptions {
    * sees only versions written after it was minted.
    */
   history?: "all";
+  /**
+   * Binds the child to a holder key (issue 20): a public JWK (sharing to a
+   * named holder: the child URL is useless without that key) or a
+   * {@link HolderKey} (the returned cap then signs with it). A child of a bound
+   * cap must be bound.
+   */
+  holder?: HolderJwk | HolderKey;
+}
+
+/** Options of an {@link FsCap}: the client options, and the key of a holder-bound cap. */
+export interface CapOptions extends ClientOptions {
+  /** Signs every request with a DPoP proof by this key; needed for a cap bound to it. */
+  holder?: HolderKey;
 }
 
 export interface RevokeResult {
@@ -127,4 +142,6 @@ export interface MintRootOptions {
   maxBytes?: number;
   /** Most live files the root may hold. */
   maxFiles?: number;
+  /** Binds the root to a holder key, as {@link SubdirOptions.holder}. */
+  holder?: HolderJwk | HolderKey;
 }

@@ -1,4 +1,5 @@
 import { CapError } from "./cap-error.ts";
+import type { HolderKey } from "./holder.ts";
 import type { FetchLike } from "./types.ts";
 
 /** One HTTP exchange with the vault, described without any URL string the caller could get wrong. */
@@ -28,10 +29,18 @@ export class VaultTransport {
   readonly #fetch: FetchLike;
   readonly #secrets: readonly string[];
 
-  constructor(fetchImpl: FetchLike | undefined, secrets: readonly string[]) {
+  /** For a holder-bound cap: the key that signs each request's DPoP proof, and the token its `ath` names. */
+  readonly #holder: { key: HolderKey; token: string } | undefined;
+
+  constructor(
+    fetchImpl: FetchLike | undefined,
+    secrets: readonly string[],
+    holder?: { key: HolderKey; token: string },
+  ) {
     // Calling a browser's window.fetch detached from `window` throws "Illegal invocation".
     this.#fetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
     this.#secrets = secrets.filter((s) => s.length > 0);
+    this.#holder = holder;
   }
 
   /** Replaces every secret in `text` with `…`. */
@@ -58,15 +67,17 @@ export class VaultTransport {
 
     let response: Response;
     const url = withQuery(request.url, request.query);
+    // A proof is used once: the retry below signs a fresh one.
+    const signed = this.#holder ? await this.#signed(request, init) : () => Promise.resolve(init);
     try {
-      response = await this.#fetch(url, init).catch((cause: unknown) => {
+      response = await this.#fetch(url, await signed()).catch(async (cause: unknown) => {
         // A kept-alive connection the server has just closed fails the next
         // request sent on it before it was read. A GET changes nothing, so it is
         // sent once more, on a fresh connection; anything else could have been
         // applied, and a second try could answer for the first (a create-only
         // PUT answering 412 to its own write), so it reports the failure.
         if (request.method !== "GET" || request.signal?.aborted) throw cause;
-        return this.#fetch(url, init);
+        return this.#fetch(url, await signed());
       });
     } catch (cause) {
       if (request.signal?.aborted) throw cause;
@@ -74,6 +85,30 @@ export class VaultTransport {
     }
     if (request.expect.includes(response.status)) return response;
     throw await this.errorFrom(response);
+  }
+
+  /**
+   * Makes `init` carry a DPoP proof (shared/holder-proof-sign.ts). The proof's
+   * `content_digest` covers the body, so a body is read into memory first (a
+   * bound cap's uploads are buffered by the SDK); GET and DELETE carry none.
+   */
+  async #signed(request: TransportRequest, init: RequestInit & { duplex?: "half" }) {
+    const holder = this.#holder!;
+    let bytes: Uint8Array | null = null;
+    if (request.method !== "GET" && request.method !== "DELETE") {
+      bytes = init.body == null ? new Uint8Array(0) : new Uint8Array(await new Response(init.body).arrayBuffer());
+      init.body = bytes;
+      delete init.duplex;
+    }
+    return async (): Promise<RequestInit> => {
+      const dpop = await holder.key.proof({
+        method: request.method,
+        url: request.url,
+        token: holder.token,
+        body: bytes,
+      });
+      return { ...init, headers: { ...(init.headers as Record<string, string>), dpop } };
+    };
   }
 
   /** Reads a success body as JSON; a body that is not JSON means we are not talking to a vault. */
