@@ -588,7 +588,7 @@ describe("bounded work per request", () => {
       await writeFile(path.join(vault.diskRoot, "folders", `d${i}`, "f.md"), "x");
     }
     const note =
-      "(stopped early: this request used its budget of 80 directory listings, 6000 listed entries or 250 storage calls; some directories were not listed, so ask for a subdirectory in another request)";
+      "(stopped early: this request used its budget of 80 directory listings, 6000 listed entries or 200 storage calls; some directories were not listed, so ask for a subdirectory in another request)";
     const { json } = await postMcp(vault.diskCapUrl, toolCall(1, "directory_tree", { path: "folders", maxDepth: 2 }));
     const [text] = batchTexts([json]);
     expect(text!.endsWith(`\n${note}`)).toBe(true);
@@ -671,7 +671,7 @@ describe("bounded work per request", () => {
     expect(batchTexts(rest)).toEqual([ANSWER_SPENT, ANSWER_SPENT]);
   });
 
-  it("answers a batch of read_multiple_files calls while the request's 250 storage calls cover them, then refuses", async () => {
+  it("answers a batch of read_multiple_files calls while the request's 200 storage calls cover them, then refuses", async () => {
     await mkdir(path.join(vault.diskRoot, "many"));
     for (let i = 0; i < 100; i++) await writeFile(path.join(vault.diskRoot, "many", `f${i}.md`), `file ${i}`);
     const paths = Array.from({ length: 100 }, (_, i) => `many/f${i}.md`);
@@ -682,25 +682,21 @@ describe("bounded work per request", () => {
     expect(status).toBe(200);
     const texts = batchTexts(json);
     const whole = paths.map((p, i) => `${p}:\nfile ${i}\n`).join("\n---\n");
-    // Two calls of 100 reads fit in 250; the third would not, so it reads nothing and is refused whole.
+    // Two calls of 100 reads fit in 200; the third would not, so it reads nothing and is refused whole.
     expect(texts.slice(0, 2)).toEqual([whole, whole]);
     for (const text of texts.slice(2)) {
       expect(text).toBe(
-        "!bad_request: this request has used its budget of 250 storage calls (reads, stats, writes, listings); send further calls in a new request",
+        "!bad_request: this request has used its budget of 200 storage calls (reads, stats, writes, listings); send further calls in a new request",
       );
     }
-    // Two calls of 100 and two of 20 make 240 of the 250; a third of 20 would not fit.
-    const next = await postMcp(vault.diskCapUrl, [
-      toolCall(1, "read_multiple_files", { paths }),
-      toolCall(2, "read_multiple_files", { paths }),
-      ...Array.from({ length: 3 }, (_, i) => toolCall(3 + i, "read_multiple_files", { paths: paths.slice(0, 20) })),
-    ]);
-    expect(
-      batchTexts(next.json)
-        .slice(2, 4)
-        .every((t) => t.startsWith("many/f0.md:")),
-    ).toBe(true);
-    expect(batchTexts(next.json)[4]).toMatch(/^!bad_request: this request has used its budget of 250 storage calls/);
+    // 100, 80 and 20 reads make the 200; one more read does not fit.
+    const next = await postMcp(
+      vault.diskCapUrl,
+      [100, 80, 20, 1].map((n, id) => toolCall(id, "read_multiple_files", { paths: paths.slice(0, n) })),
+    );
+    const nextTexts = batchTexts(next.json);
+    expect(nextTexts.slice(0, 3).map((t) => t.split("\n---\n").length)).toEqual([100, 80, 20]);
+    expect(nextTexts[3]).toMatch(/^!bad_request: this request has used its budget of 200 storage calls/);
   });
 });
 

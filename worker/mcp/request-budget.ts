@@ -25,10 +25,10 @@ export const REQUEST_MAX_LISTED = 6_000;
 /**
  * Calls to the cap's storage in one request, of every kind (reads, stats,
  * writes, listings, a listing's further pages of 1,000): each is a
- * subrequest, which Cloudflare caps at 1,000 per request, and about 0.8 ms
- * of the vault's CPU as a small read; 250 of them stay near 0.2 s of CPU.
+ * subrequest, which Cloudflare caps at 1,000 per request, and a few ms of
+ * the vault's CPU: 200, listings among them, keep a request under 1 s of CPU.
  */
-export const REQUEST_MAX_STORAGE_CALLS = 250;
+export const REQUEST_MAX_STORAGE_CALLS = 200;
 
 /** Directory listings among those calls: each costs 7–9 ms of CPU, so 80 stay under the bound of 1 s a request. */
 export const REQUEST_MAX_LISTINGS = 80;
