@@ -70,10 +70,11 @@ export async function uploadsRunning(token: string, count = 1): Promise<void> {
   const stub = await capObject(token);
   await vi.waitFor(
     async () => {
-      const running = await runInDurableObject(
-        stub,
-        (instance) => (instance as unknown as { running: Set<unknown> }).running.size,
-      );
+      // The set lives on the object, or on its revocation part once split out (cap-revocation.ts).
+      const running = await runInDurableObject(stub, (instance) => {
+        const object = instance as unknown as { running?: Set<unknown>; revocation?: { running: Set<unknown> } };
+        return (object.revocation?.running ?? object.running)?.size ?? 0;
+      });
       if (running < count) throw new Error(`${running} of ${count} uploads running`);
     },
     { timeout: 30_000, interval: 20 },
