@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { RIGHTS } from "../shared/rights.ts";
 import { pathText } from "./fuzz-paths.ts";
 import type { Surface } from "./fuzz-surfaces.ts";
-import { call, header, json } from "./http-call.ts";
+import { header, json } from "./http-call.ts";
 import { role, segment } from "./surface-cases.ts";
-import { judgeAnswer, outcomeOf, type Role } from "./surface-target.ts";
+import { judgeAnswer, outcomeOf, type Role, sendHttp } from "./surface-target.ts";
 import { subdir } from "./vault-fixture.ts";
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -111,7 +111,7 @@ export const consoleSurface: Surface<ConsoleCase> = {
     });
     const k = c.call;
     let url: string;
-    let init: RequestInit = {};
+    let init: { method?: string; headers?: Record<string, string>; body?: string } = {};
     let sent: string[] = [];
     switch (k.api) {
       case "info":
@@ -166,7 +166,7 @@ export const consoleSurface: Surface<ConsoleCase> = {
         url = `${target.base}/ui${k.file}`;
         break;
     }
-    const observed = await call(url, init, CASE_TIMEOUT_MS);
+    const observed = await sendHttp(report, url, init, CASE_TIMEOUT_MS);
     seen(`${k.api} ${outcomeOf(observed)}`);
     for (const v of judgeAnswer(target, owner, observed, sent)) report(v.kind, v.detail);
     // The console's error path reads `{ error: { code, message } }`; any other failure it could only show as "HTTP n".

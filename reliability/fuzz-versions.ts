@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { pathText } from "./fuzz-paths.ts";
 import type { Surface } from "./fuzz-surfaces.ts";
-import { call, header } from "./http-call.ts";
+import { header } from "./http-call.ts";
 import { callWindow } from "./http-window.ts";
 import { role, segment, type VersionPick, versionId, versionText } from "./surface-cases.ts";
-import { capUrl, judgeAnswer, judgeText, outcomeOf, type Role } from "./surface-target.ts";
+import { capUrl, judgeAnswer, judgeText, outcomeOf, type Role, sendHttp } from "./surface-target.ts";
 import { openSocket } from "./ws-client.ts";
 
 const CASE_TIMEOUT_MS = 30_000;
@@ -86,7 +86,12 @@ export const versionsSurface: Surface<VersionsCase> = {
             ? `${cap}/versions/${id}/${c.method === "GET" ? "restore" : "x"}`
             : `${cap}/versions/${id}/${c.op}`;
     const body = c.body !== undefined && c.method !== "GET" ? c.body : undefined;
-    const observed = await call(url, { method: c.method, ...(body === undefined ? {} : { body }) }, CASE_TIMEOUT_MS);
+    const observed = await sendHttp(
+      report,
+      url,
+      { method: c.method, ...(body === undefined ? {} : { body }) },
+      CASE_TIMEOUT_MS,
+    );
     seen(`${c.op} ${outcomeOf(observed)}`);
     for (const v of judgeAnswer(target, c.role, observed, body ? [body] : [])) report(v.kind, v.detail);
   },

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Right } from "../shared/rights.ts";
 import type { Backend } from "../shared/wire-types.ts";
 import type { FindingKind } from "./findings.ts";
-import { header, json, type Observed, text } from "./http-call.ts";
+import { callFresh, call as callOnce, header, json, type Observed, text } from "./http-call.ts";
 import { checkResponse } from "./response-checks.ts";
 import { call, type Fixture, put, subdir } from "./vault-fixture.ts";
 
@@ -175,4 +175,22 @@ export function outcomeOf(observed: Observed): string {
   if (observed.status === 0) return "no answer";
   const code = (json(observed) as { error?: { code?: unknown } } | undefined)?.error?.code;
   return typeof code === "string" ? `${observed.status} ${code}` : String(observed.status);
+}
+
+/**
+ * One fuzz request. A pooled connection closed under it (see fuzz-run.ts:
+ * the server had just closed it, or refused a body it would not read) is
+ * counted as a drop and the request sent again on a connection of its own,
+ * so the case is still judged.
+ */
+export async function sendHttp(
+  report: Report,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+  timeoutMs: number,
+): Promise<Observed> {
+  const first = await callOnce(url, init, timeoutMs);
+  if (first.status !== 0 || !/closed|ECONNRESET/.test(first.error ?? "")) return first;
+  report("drop", `connection closed without an answer (${first.error}); sent again`);
+  return callFresh(url, init, timeoutMs);
 }
