@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { type CapRecord, MAX_DELEGATION_DEPTH } from "../../durable-objects/cap-record.ts";
 import { refusal } from "../../shared/refusals.ts";
 import { ticksDuring } from "../../shared/turn-counter.ts";
+import { BatchTransport } from "../../worker/rpc/batch-transport.ts";
+import { ClosingTransport } from "../../worker/rpc/closing-transport.ts";
 import { batchWork } from "../../worker/rpc/rpc-batch-check.ts";
 import { RPC_LIMITS } from "../../worker/rpc/rpc-limits.ts";
 import { RpcSessionBudget } from "../../worker/rpc/rpc-session-budget.ts";
@@ -174,5 +176,38 @@ describe("RPC calls", () => {
       for (let i = 0; i < chained; i++) await budget.run(async () => i);
     });
     expect(ticks).toBeGreaterThanOrEqual(chained);
+  });
+});
+
+describe("RPC transports", () => {
+  // capnweb reads the next message as soon as the last was handled, and a
+  // queued message is a resolved promise: without turns, a batch's lines or a
+  // burst of WebSocket frames would all be parsed and started back to back.
+  it("read a batch's lines with a turn of the runtime every 64 lines", async () => {
+    const lines = Array.from({ length: 640 }, (_, i) => `["pull",${i}]`);
+    const transport = new BatchTransport([...lines]);
+    const read: string[] = [];
+    const ticks = await ticksDuring(async () => {
+      for (let i = 0; i < lines.length; i++) read.push(await transport.receive());
+    });
+    expect(read).toEqual(lines);
+    expect(ticks).toBeGreaterThanOrEqual(lines.length / 64);
+  });
+
+  it("read a WebSocket's queued frames with a turn of the runtime before each", async () => {
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    server.accept();
+    client.accept();
+    const transport = new ClosingTransport(server);
+    const frames = Array.from({ length: 50 }, (_, i) => `["pull",${i}]`);
+    for (const frame of frames) client.send(frame);
+    // The frames arrive as one queue; wait until the first is there.
+    const read = [await transport.receive()];
+    const ticks = await ticksDuring(async () => {
+      for (let i = 1; i < frames.length; i++) read.push(await transport.receive());
+    });
+    expect(read).toEqual(frames);
+    expect(ticks).toBeGreaterThanOrEqual(frames.length - 1);
+    client.close();
   });
 });

@@ -1,4 +1,8 @@
 import type { RpcTransport } from "capnweb";
+import { yieldTurn } from "../../shared/yield-turn.ts";
+
+/** Messages of a batch read between two turns of the runtime (see receive). */
+const MESSAGES_PER_TURN = 64;
 
 /**
  * The server end of one HTTP batch, as capnweb's own, with one difference
@@ -11,6 +15,7 @@ export class BatchTransport implements RpcTransport {
   readonly #received: string[];
   readonly #answers: string[] = [];
   readonly #allRead = Promise.withResolvers<void>();
+  #read = 0;
 
   constructor(lines: string[]) {
     this.#received = lines;
@@ -25,9 +30,15 @@ export class BatchTransport implements RpcTransport {
     this.#answers.push(message);
   }
 
-  receive(): Promise<string> {
+  /**
+   * The next line. Every {@link MESSAGES_PER_TURN} lines it waits a turn of
+   * the runtime first: capnweb parses each message as soon as the last one
+   * was handled, so a batch of thousands would be parsed back to back.
+   */
+  async receive(): Promise<string> {
+    if (++this.#read % MESSAGES_PER_TURN === 0) await yieldTurn();
     const next = this.#received.shift();
-    if (next !== undefined) return Promise.resolve(next);
+    if (next !== undefined) return next;
     this.#allRead.resolve();
     // Nothing more will come: the session ends when its calls have drained.
     return new Promise<string>(() => undefined);

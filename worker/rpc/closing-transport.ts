@@ -1,5 +1,6 @@
 import { type RpcTransport, WebSocketTransport } from "capnweb";
 import { refusal } from "../../shared/refusals.ts";
+import { yieldTurn } from "../../shared/yield-turn.ts";
 
 /** WebSocket close code for a session whose cap died (4000–4999 are the application's). */
 const CAP_DEAD_CLOSE = 4404;
@@ -28,8 +29,15 @@ export class ClosingTransport implements RpcTransport {
     if (this.#closing && (message.startsWith('["resolve",') || message.startsWith('["reject",'))) this.#close();
   }
 
-  receive(): Promise<string> {
-    return this.#inner.receive();
+  /**
+   * The next message, after a turn of the runtime: capnweb reads queued
+   * messages as resolved promises, so a burst of thousands would all be
+   * parsed and started before workerd's one thread served anyone else.
+   */
+  async receive(): Promise<string> {
+    const message = await this.#inner.receive();
+    await yieldTurn();
+    return message;
   }
 
   abort(reason: unknown): void {
