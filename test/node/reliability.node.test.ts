@@ -1,6 +1,8 @@
 /**
  * `npm run reliability` at a small but meaningful size, inside `npm test`:
- * 500 seeded fuzz cases per backend against the real launcher, 16 clients for
+ * 500 seeded fuzz cases per backend against the real launcher (and 100 more
+ * for each further surface: RPC batch and WebSocket, versions, watch, the
+ * console's calls), 16 clients for
  * 5 s of mixed load, the If-Match counter and the revocation race on both
  * backends, and one SIGKILL of the launcher during small writes on both
  * backends and a revocation cascade. Every count that must be zero is zero.
@@ -10,6 +12,7 @@
  * (the full size: RELIABILITY_SEED=<seed> npm run reliability).
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { SURFACE_NAMES } from "../../reliability/fuzz-surfaces.ts";
 import { SCALES } from "../../reliability/scale.ts";
 import { runSuite } from "../../reliability/suite.ts";
 import { type Row, tableText } from "../../reliability/table.ts";
@@ -47,6 +50,13 @@ describe(`reliability at test size (seed ${SEED})`, () => {
       ["r2", SCALE.fuzzCases],
     ]);
     expect(problems("fuzz")).toEqual([]);
+  });
+
+  it("fuzz of the further surfaces: each its own row per backend, every case run", () => {
+    const surfaces = rows.filter((r) => r.check.startsWith("fuzz ")).map((r) => `${r.check} ${r.backend} ${r.cases}`);
+    expect(surfaces.sort()).toEqual(
+      SURFACE_NAMES.flatMap((s) => ["disk", "r2"].map((b) => `fuzz ${s} ${b} ${SCALE.surfaceCases}`)).sort(),
+    );
   });
 
   it("load: zero 5xx under concurrent mixed operations, no lost update, no success after a revocation answered", () => {
