@@ -124,7 +124,12 @@ export const watchSurface: Surface<WatchCase> = {
     const headers: Record<string, string> =
       c.lastEventId === null ? {} : { "last-event-id": versionText(target, c.lastEventId).slice(0, 200) };
     if (c.transport === "sse") {
-      const observed = await callWindow(url, { headers }, FEED_WINDOW_MS, FEED_BYTES, CASE_TIMEOUT_MS);
+      let observed = await callWindow(url, { headers }, FEED_WINDOW_MS, FEED_BYTES, CASE_TIMEOUT_MS);
+      // A pooled connection closed under the request: a drop, and the feed asked again (as sendHttp does).
+      if (observed.status === 0 && /closed|ECONNRESET/.test(observed.error ?? "")) {
+        report("drop", `connection closed without an answer (${observed.error}); sent again`);
+        observed = await callWindow(url, { headers }, FEED_WINDOW_MS, FEED_BYTES, CASE_TIMEOUT_MS);
+      }
       seen(`sse ${outcomeOf(observed)}`);
       for (const v of judgeAnswer(target, c.role, observed, [])) report(v.kind, v.detail);
       if (observed.status === 200 && !header(observed, "content-type")?.startsWith("text/event-stream"))
