@@ -2,7 +2,7 @@
  * `npm run reliability`: fuzz, faults and load against the real launcher,
  * then one table. Exits 1 when any count that must be zero is not.
  *
- *   RELIABILITY_SCALE=small|full   size (default full: 10,000 fuzz cases per backend, 256 MiB kills, 64 clients for 60 s)
+ *   RELIABILITY_SCALE=small|full   size (default full: 10,000 fuzz cases per backend and 2,000 for each further surface, 256 MiB kills, 64 clients for 60 s)
  *   RELIABILITY_SEED=<n>           replay a run (the seed is printed first)
  *   RELIABILITY_ONLY=fuzz,load,faults,hostile   run only these parts
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
