@@ -52,6 +52,7 @@ import { closeWatchSockets, grantWatchSocket, type WatchSocketGrant } from "./ca
 import { addChild, CHILD, CHILD_COUNT, chunks, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
 import { entriesFor, etagConditionWithoutRead, statFor } from "./content-hints.ts";
+import { childBinding, type HolderAdmission, HolderProofs, holderField } from "./holder-binding.ts";
 import { largeChunks } from "./large-chunks.ts";
 import { holdsOnly } from "./leaf-state.ts";
 import { decodeCursor, decodeTreeCursor, encodeCursor, parseDepth, parseLimit } from "./list-cursor.ts";
@@ -108,6 +109,8 @@ export interface RevokeOutcome {
  */
 export class CapObject extends DurableObject<CapEnv> {
   private readonly audit = new AuditLog(this.ctx.storage.sql);
+  /** holder binding (issue 20): the jtis of this cap's DPoP proofs (holder-binding.ts). */
+  private readonly holderProofs = new HolderProofs(this.ctx.storage.sql);
   /**
    * Transfers and mutations running through this cap. Authority is checked
    * when an operation starts, so revocation must also stop the ones already
@@ -150,6 +153,7 @@ export class CapObject extends DurableObject<CapEnv> {
       createdAt: new Date(cap.createdAt).toISOString(),
       expiresAt: isoOrNull(cap.expiresAt),
       parent: cap.parent?.id ?? null,
+      holder: cap.holder ?? null, // holder binding (issue 20)
       ...quota,
     });
   }
@@ -534,6 +538,9 @@ export class CapObject extends DurableObject<CapEnv> {
       storage,
       judged: rights,
     } = access.value;
+    // holder binding (issue 20, holder-binding.ts): never looser than the parent's.
+    const binding = await childBinding(cap, request);
+    if (!binding.ok) return binding;
     const depth = delegationDepth(cap) + 1;
     if (depth > MAX_DELEGATION_DEPTH) return refuse("delegationTooDeep", { limit: MAX_DELEGATION_DEPTH });
     // The child's quota rule governs its own subtree, named as the journal names paths.
@@ -547,7 +554,7 @@ export class CapObject extends DurableObject<CapEnv> {
     const now = Date.now();
     const requested = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
     const expiresAt = cap.expiresAt === null ? requested : Math.min(requested ?? Infinity, cap.expiresAt);
-    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY);
+    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY, binding.value !== null);
     if (!minted.ok) return minted;
     const token = minted.value;
     const { key, id } = await digestToken(token);
@@ -583,6 +590,7 @@ export class CapObject extends DurableObject<CapEnv> {
       ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
       // The child's history starts at its mint unless asked otherwise, never before its parent's.
       ...(historyFrom.value !== undefined ? { historyFrom: historyFrom.value } : {}),
+      ...holderField(binding.value),
     });
     if (!made.ok) {
       // No child was made: the record added above names nothing. (Refused
@@ -679,6 +687,11 @@ export class CapObject extends DurableObject<CapEnv> {
     const limit = parseLimit(rawLimit, KEEP_DONE + KEEP_REFUSED);
     if (!limit.ok) return limit;
     return ok({ entries: this.audit.recent(limit.value) });
+  }
+
+  /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */
+  async admitHolder(admission: HolderAdmission, now: number): Promise<Result<null>> {
+    return this.holderProofs.admit(await this.live(), admission, now);
   }
 
   // ---- internals -------------------------------------------------------

@@ -47,6 +47,12 @@ export interface CapRecord {
    * root, a child minted with `history: "all"` from one, and caps minted before floors).
    */
   historyFrom?: number;
+  /**
+   * A holder-bound cap's key thumbprint (RFC 7638, issue 20): every request
+   * must carry a DPoP proof by that key (durable-objects/holder-binding.ts).
+   * Absent or null: a bearer cap (every cap minted before binding).
+   */
+  holder?: { jkt: string } | null;
 }
 
 /**

@@ -12,6 +12,7 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapEnv } from "./cap-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
+import { holderField, requestedBinding } from "./holder-binding.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
@@ -52,6 +53,8 @@ export class RootRegistry extends DurableObject<CapEnv> {
     const root = checkRoot([childRoot("", path.value)], path.value, "prefixTooLong");
     if (!root.ok) return root;
     const prefix = root.value.key;
+    const binding = await requestedBinding(request);
+    if (!binding.ok) return binding;
     // A root's rule governs its whole root: the journal names its paths from level 0, so its prefix is "".
     const quotas = childChain([], "", request.limits ?? NO_LIMITS);
     if (!quotas.ok) return quotas;
@@ -61,7 +64,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
     const rights = request.rights ?? [...RIGHTS];
     const now = Date.now();
     const expiresAt = request.ttlSeconds === null ? null : now + request.ttlSeconds * 1000;
-    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY);
+    const minted = await mintToken(this.env.CAPVAULT_TOKEN_KEY, binding.value !== null);
     if (!minted.ok) return minted;
     const token = minted.value;
     const { key, id } = await digestToken(token);
@@ -89,6 +92,7 @@ export class RootRegistry extends DurableObject<CapEnv> {
       depth: 0,
       ...(request.retention ? { retention: request.retention } : {}),
       ...(quotas.value.length > 0 ? { quotas: quotas.value } : {}),
+      ...holderField(binding.value),
     });
     if (!made.ok) return made;
     return ok({ token, url: `${origin}/object/${token}`, id, rights, expiresAt: isoOrNull(expiresAt) });

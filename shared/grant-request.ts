@@ -1,3 +1,4 @@
+import { type HolderJwk, parseHolderJwk } from "./holder-key.ts";
 import { type Limits, parseLimits } from "./quota.ts";
 import { echoedName, refuse } from "./refusals.ts";
 import { ok, type Result } from "./result.ts";
@@ -16,6 +17,8 @@ export interface GrantRequest {
    * versions after its mint (durable-objects/cap-record.ts, `historyFrom`).
    */
   history?: "all" | null;
+  /** A holder-bound cap's public key (issue 20); absent or null: a bearer cap. */
+  holder?: HolderJwk | null;
 }
 
 /** A hundred years: long enough for "never", short enough to stay a safe integer in ms. */
@@ -43,12 +46,13 @@ export function parseGrantRequest(
     "maxBytes",
     "maxFiles",
     "history",
+    "holder",
     ...(options.extraFields ?? []),
   ]);
   const unknown = Object.keys(fields).find((k) => !known.has(k));
   if (unknown !== undefined) return refuse("unknownField", { field: echoedName(unknown) });
 
-  const { rights, ttlSeconds, label, history } = fields;
+  const { rights, ttlSeconds, label, history, holder } = fields;
   const path = fields[pathField] ?? "";
   if (typeof path !== "string") return refuse("notAString", { field: pathField });
   let parsedRights: Right[] | null = null;
@@ -78,6 +82,12 @@ export function parseGrantRequest(
     }
   }
   if (history !== undefined && history !== null && history !== "all") return refuse("historyInvalid");
+  let parsedHolder: HolderJwk | null = null;
+  if (holder !== undefined && holder !== null) {
+    const key = parseHolderJwk(holder);
+    if (!key.ok) return refuse("holderInvalid");
+    parsedHolder = key.jwk;
+  }
   const limits = parseLimits(fields);
   if (!limits.ok) return limits;
   return ok({
@@ -87,5 +97,6 @@ export function parseGrantRequest(
     label: (label as string | undefined) ?? null,
     limits: limits.value,
     history: history === "all" ? "all" : null,
+    holder: parsedHolder,
   });
 }

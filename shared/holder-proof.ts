@@ -230,6 +230,18 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
   return { ok: true, value: { jkt, jti, iat, claimedDigest: body.kind === "streamed" ? claimedDigest : null } };
 }
 
+/**
+ * The thumbprint of the key a proof's header names, unverified, or null: lets
+ * a caller that does not know the cap's key yet ask for the one to check
+ * against ({@link verifyProof} then checks everything).
+ */
+export async function proofThumbprint(proof: string | null): Promise<string | null> {
+  if (proof === null || proof.length > MAX_PROOF_BYTES || !PROOF_SHAPE.test(proof)) return null;
+  const header = jsonObject(proof.slice(0, proof.indexOf(".")));
+  const parsed = header && parseHolderJwk(header.jwk);
+  return parsed?.ok ? jwkThumbprint(parsed.jwk) : null;
+}
+
 /** What a refusal answers: like an unknown token, or 401 invalid_dpop_proof. */
 export function proofRefusalAnswer(reason: ProofRefusal): "unknown_cap" | "invalid_proof" {
   return PROOF_REFUSALS[reason];

@@ -75,6 +75,8 @@ export const REFUSALS = {
   isDirectory: { code: "conflict", message: "that path is a directory" },
   isFile: { code: "conflict", message: "that path is a file" },
   parentIsFile: { code: "conflict", message: "a parent of that path is a file" },
+  folderNotEmpty: { code: "conflict", message: "that folder is not empty" },
+  needsFolderName: { code: "invalid_path", message: "a folder operation needs a folder name" },
   fileDirectoryClash: { code: "conflict", message: "a file is where a directory is needed, or the reverse" },
   cannotMoveDirectory: { code: "conflict", message: "cannot move a directory" },
   destinationParentIsFile: { code: "conflict", message: "a parent of the destination is a file" },
@@ -138,6 +140,17 @@ export const REFUSALS = {
     message: (p: { limit: number }) => `a cap holds at most ${p.limit} live children; revoke some first`,
   },
   noSuchChild: { code: "not_found", message: "no such child" },
+  // -- holder-bound caps (shared/holder-key.ts, shared/holder-proof.ts)
+  holderInvalid: {
+    code: "bad_request",
+    message: 'holder must be a public JWK: {"kty":"OKP","crv":"Ed25519","x"} or {"kty":"EC","crv":"P-256","x","y"}',
+  },
+  holderRequired: { code: "forbidden", message: "a child of a holder-bound cap must be bound to a holder too" },
+  invalidDpopProof: {
+    code: "unauthorized",
+    message: "the DPoP proof is stale, replayed, or made for another method, URL or body",
+  },
+  tooManyProofs: { code: "unavailable", message: "too many DPoP proofs in the replay window; try again later" },
   // -- versions: an id outside the cap's subtree, of another root, or malformed reads as unknown
   noSuchVersion: { code: "not_found", message: "no such version" },
   sinceInvalid: { code: "bad_request", message: "since must be a version id" },
@@ -183,6 +196,10 @@ export const REFUSALS = {
     message: (p: { backend: "r2" | "disk" }) => `the ${p.backend} backend is not configured on this deployment`,
   },
   // -- request shape
+  foreignOrigin: {
+    code: "forbidden",
+    message: "requests from this Origin are refused: only the vault's own origin and loopback origins may use MCP",
+  },
   noSuchRoute: { code: "not_found", message: "no such route" },
   malformedJson: { code: "bad_request", message: "malformed JSON" },
   expectedObject: { code: "bad_request", message: "expected a JSON object" },

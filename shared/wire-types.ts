@@ -30,6 +30,8 @@ export interface CapInfo {
    * include it; `null` when the vault keeps no journal.
    */
   usage?: Usage | null;
+  /** A holder-bound cap's key thumbprint (RFC 7638); `null` for a bearer cap (issue 20). */
+  holder?: { jkt: string } | null;
 }
 
 /** The answer of `POST /subdir` and `POST /admin/roots`. `token` and `url` are the secret. */

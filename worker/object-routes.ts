@@ -7,6 +7,7 @@ import type { MoveResult } from "../shared/wire-types.ts";
 import { readThroughCap } from "./cap-read.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
+import { holderGate } from "./holder-proof.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
@@ -22,6 +23,10 @@ import { versionsRoutes } from "./versions-routes.ts";
  * out. Authority is decided in the object, never here.
  */
 export const objectRoutes = new Hono<AppEnv>();
+
+// A holder-bound cap's requests prove possession of its key before anything else (worker/holder-proof.ts).
+objectRoutes.use("/:token", holderGate);
+objectRoutes.use("/:token/*", holderGate);
 
 // Each of these hands out cap URLs: minting a child, and RPC and MCP sessions (which mint and name URLs).
 for (const route of ["/:token/subdir", "/:token/rpc", "/:token/mcp"]) objectRoutes.use(route, requirePublicOrigin);
@@ -151,11 +156,14 @@ objectRoutes.post(
 
 objectRoutes.post(
   "/:token/subdir",
-  withJson(["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles", "history"], async (cap, body, c) => {
-    const request = parseGrantRequest(body);
-    if (!request.ok) return refuse(cap, request.error);
-    return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
-  }),
+  withJson(
+    ["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles", "history", "holder"],
+    async (cap, body, c) => {
+      const request = parseGrantRequest(body);
+      if (!request.ok) return refuse(cap, request.error);
+      return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
+    },
+  ),
 );
 
 objectRoutes.get(
