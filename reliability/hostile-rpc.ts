@@ -32,9 +32,9 @@ const fixture = (put: (path: string, body: string) => Promise<void>) => put("rpc
 export const RPC_CASES: RpcCase[] = [
   { name: "rpc batch of 1,500 stat calls", setup: fixture, send: (rpc) => rpc.batch(stats(1500)) },
   {
-    name: "rpc batch of 500 stat calls (the most one batch runs)",
+    name: "rpc batch of 250 stat calls (the most one batch runs)",
     setup: fixture,
-    send: (rpc) => rpc.batch(stats(500)),
+    send: (rpc) => rpc.batch(stats(250)),
   },
   { name: "rpc batch, a subdir chain 1,400 deep", setup: fixture, send: (rpc) => rpc.batch(chain(1400)) },
   {

@@ -8,16 +8,16 @@
 export const RPC_LIMITS = {
   /** A batch's body, and one WebSocket message (base64 bytes included): writes over RPC stay small. */
   messageBytes: 8 * 1024 * 1024,
-  /** Lines of a batch: a call and its pull are two, so 1,000 awaited reads fit. */
+  /** Lines of a batch: a call and its pull are two, so every call a batch may make fits with room to spare. */
   batchMessages: 4096,
   /** Arrays and objects inside one message (capnweb's own default is 256). */
   depth: 64,
   /**
    * Calls on the cap (and caps it mints) in one batch, `.map()` replays
-   * included: a `stat` costs the worker about 0.7 ms, so this keeps a batch
-   * well under 1 s of CPU.
+   * included: a `stat` costs the vault 1 to 1.4 ms of CPU on a busy machine,
+   * so a full batch stays well under 1 s.
    */
-  batchCalls: 500,
+  batchCalls: 250,
   /** Caps minted (`subdir`) by one batch: each is a durable object and a stored record. */
   batchMints: 16,
   /**
@@ -30,8 +30,9 @@ export const RPC_LIMITS = {
    * once (so also what one message may start), refilled at `liveCallsPerSecond`.
    * A session has no end, so only a rate bounds what it costs.
    */
-  liveCalls: 500,
-  liveCallsPerSecond: 250,
+  liveCalls: 100,
+  /** A session that keeps calling spends at most about a seventh of the runtime's one thread. */
+  liveCallsPerSecond: 100,
   /** A WebSocket session's mints, as a token bucket like its calls. */
   liveMints: 16,
   liveMintsPerSecond: 4,
