@@ -164,6 +164,24 @@ export function digestMatches(claimed: Uint8Array, actual: Uint8Array): boolean 
 }
 
 /**
+ * Imported keys by thumbprint: a holder signs many requests with one key, and
+ * the import is a third of a check. The resolved key is kept, never a promise
+ * (workerd forbids sharing one between requests); bounded, dropped whole when full.
+ */
+const imported = new Map<string, CryptoKey>();
+const MAX_IMPORTED = 256;
+
+async function verifyingKey(jkt: string, jwk: HolderJwk): Promise<CryptoKey | null> {
+  const known = imported.get(jkt);
+  if (known) return known;
+  const key = await importHolderKey(jwk);
+  if (!key) return null;
+  if (imported.size >= MAX_IMPORTED) imported.clear();
+  imported.set(jkt, key);
+  return key;
+}
+
+/**
  * Verifies `request.proof` for a request through the cap bound to
  * `request.jkt`. The key and signature are checked before any claim, so a
  * claim-level refusal proves the sender holds the key. The caller still owes
@@ -190,7 +208,7 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
   const jkt = await jwkThumbprint(jwk);
   if (jkt !== request.jkt) return refused("wrong_key");
   if (signature.length !== SIGNATURE_BYTES) return refused("bad_signature");
-  const key = await importHolderKey(jwk);
+  const key = await verifyingKey(jkt, jwk);
   if (!key) return refused("bad_jwk");
   const signed = new TextEncoder().encode(`${headerPart}.${payloadPart}`);
   const verifyAlg = jwk.kty === "OKP" ? webCryptoAlgorithm(jwk) : { name: "ECDSA", hash: "SHA-256" };
