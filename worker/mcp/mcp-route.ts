@@ -7,6 +7,7 @@ import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
+import { foreignOriginRefused } from "./origin-check.ts";
 import { budgetedFiles, MAX_BATCH_MESSAGES, RequestBudget } from "./request-budget.ts";
 import { runInScope } from "./request-scope.ts";
 
@@ -21,6 +22,8 @@ const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
  * unknown or revoked token is the usual 404 `no_such_cap`, whatever the request.
  */
 export const mcpRoutes = new Hono<AppEnv>();
+
+mcpRoutes.use("/:token/mcp", foreignOriginRefused);
 
 mcpRoutes.all("/:token/mcp", async (c) => {
   const cap = await capStub(c, c.req.param("token"));
