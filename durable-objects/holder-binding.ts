@@ -2,6 +2,7 @@ import type { GrantRequest } from "../shared/grant-request.ts";
 import { importHolderKey, jwkThumbprint } from "../shared/holder-key.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
+import { AuditLog } from "./audit-log.ts";
 import type { CapRecord } from "./cap-record.ts";
 
 /**
@@ -53,8 +54,12 @@ export function holderField(binding: HolderBinding): { holder?: { jkt: string } 
 /** The `jti`s a cap has seen, each kept until its proof could no longer be fresh. */
 export class HolderProofs {
   #ready = false;
+  /** Refused proofs show in the cap's audit (op `holder_proof`): the holder sees its leaked URL being tried. */
+  readonly #log: AuditLog;
 
-  constructor(private readonly sql: SqlStorage) {}
+  constructor(private readonly sql: SqlStorage) {
+    this.#log = new AuditLog(sql);
+  }
 
   #table(): void {
     if (this.#ready) return;
@@ -72,8 +77,13 @@ export class HolderProofs {
    */
   admit(cap: CapRecord | null, admission: HolderAdmission, now: number): Result<null> {
     if (!cap) return refuse("noSuchCap");
-    const jkt = cap.holder?.jkt;
-    if (!jkt) return ok(null);
+    if (!cap.holder?.jkt) return ok(null);
+    const verdict = this.#verdict(cap.holder.jkt, admission, now);
+    if (!verdict.ok) this.#log.record("holder_proof", null, verdict);
+    return verdict;
+  }
+
+  #verdict(jkt: string, admission: HolderAdmission, now: number): Result<null> {
     if (admission.kind !== "proved" || admission.jkt !== jkt) return refuse("noSuchCap");
     if (!admission.fresh) return refuse("invalidDpopProof");
     this.#table();

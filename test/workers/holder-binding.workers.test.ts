@@ -185,6 +185,13 @@ describe.each(["r2", "disk"] as const)("holder-bound caps, %s backend", (backend
     // Nothing the finder sent changed anything: the file is still there.
     const stat = await send(root.token, { method: "GET", path: "/stat?path=f.txt" }, { key });
     expect(stat.status).toBe(200);
+    // The holder's audit shows its URL being tried, and names no key or token.
+    const audit = await send(root.token, { method: "GET", path: "/audit" }, { key });
+    const text = await audit.text();
+    const entries = (JSON.parse(text) as { entries: { op: string; outcome: string; count: number }[] }).entries;
+    const tried = entries.find((e) => e.op === "holder_proof" && e.outcome === "no_such_cap");
+    expect(tried?.count).toBeGreaterThanOrEqual(ROUTES.length);
+    for (const secret of [root.token, key.jwk.x, stranger.jwk.x]) expect(text).not.toContain(secret);
   });
 
   it("tells the holder its own stale, future, replayed or misdirected proof is invalid (401 DPoP), and changes nothing", async () => {
