@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseRelPath, type RelPath } from "../shared/rel-path.ts";
@@ -9,6 +9,10 @@ import { checkRoot } from "./path-check.ts";
 
 const REPO = path.resolve(import.meta.dirname, "..");
 const source = (file: string) => readFileSync(path.join(REPO, file), "utf8");
+/** The cap object and the modules it is made of (durable-objects/cap-*.ts, tests aside). */
+const CAP_FILES = readdirSync(path.join(REPO, "durable-objects"))
+  .filter((name) => name.startsWith("cap-") && name.endsWith(".ts") && !name.endsWith(".test.ts"))
+  .map((name) => `durable-objects/${name}`);
 const code = (result: { ok: boolean; error?: { code: string } }) => (result.ok ? "ok" : result.error!.code);
 const rel = (text: string): RelPath => {
   const parsed = parseRelPath(text);
@@ -59,12 +63,8 @@ const ADAPTER_FILES = [
 describe("one chokepoint", () => {
   it("is the only maker of checked paths", () => {
     const forged = /as (unknown as )?(CheckedFile|CheckedDir|CheckedEntry|CheckedRoot|CheckedOf)\b/;
-    for (const file of [
-      "durable-objects/cap-object.ts",
-      "durable-objects/root-registry.ts",
-      ...ADAPTER_FILES,
-      "worker/object-routes.ts",
-    ])
+    expect(CAP_FILES).toContain("durable-objects/cap-object.ts");
+    for (const file of [...CAP_FILES, "durable-objects/root-registry.ts", ...ADAPTER_FILES, "worker/object-routes.ts"])
       expect(forged.test(source(file)), file).toBe(false);
     expect(forged.test(source("durable-objects/path-check.ts"))).toBe(true);
   });
@@ -75,14 +75,20 @@ describe("one chokepoint", () => {
     }
   });
 
-  it("checks every right in authorize: no right is read anywhere else in the cap object", () => {
-    const text = source("durable-objects/cap-object.ts");
-    const start = text.indexOf("  private async authorize(\n    need: Need,\n    at?:");
+  it("checks every right in authorize: no right is read anywhere else in the cap object's modules", () => {
+    const text = source("durable-objects/cap-authorize.ts");
+    const start = text.indexOf("  async authorize(\n    need: Need,\n    at?:");
     const end = text.indexOf("\n  }\n", start);
     expect(start).toBeGreaterThan(0);
-    const outside = text.slice(0, start) + text.slice(end);
-    expect(outside).not.toMatch(/rights\.includes\(|rights\.(some|every)\(/);
-    expect(outside).not.toMatch(/refuse\("needsRights"/);
+    const outside = new Map([["durable-objects/cap-authorize.ts", text.slice(0, start) + text.slice(end)]]);
+    for (const file of CAP_FILES) if (!outside.has(file)) outside.set(file, source(file));
+    expect([...outside.keys()]).toEqual(
+      expect.arrayContaining(["durable-objects/cap-object.ts", "durable-objects/cap-files.ts"]),
+    );
+    for (const [file, rest] of outside) {
+      expect(rest, file).not.toMatch(/rights\.includes\(|rights\.(some|every)\(/);
+      expect(rest, file).not.toMatch(/refuse\("needsRights"/);
+    }
   });
 
   it("refuses, at compile time, a raw path handed to storage", () => {
