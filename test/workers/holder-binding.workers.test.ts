@@ -4,11 +4,13 @@
  * what the holder's own bad proofs get (401 invalid_dpop_proof), and binding
  * down the tree.
  */
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { AdminClient, FsCap, HolderKey } from "../../clients/typescript/index.ts";
 import { type HolderJwk, jwkThumbprint, parseHolderJwk } from "../../shared/holder-key.ts";
 import { proofParts, signJws, signProof } from "../../shared/holder-proof-sign.ts";
 import { base32 } from "../../shared/token.ts";
-import { call, cap, type Minted, mintRoot, ORIGIN } from "./vault.ts";
+import { ADMIN, call, cap, type Minted, mintRoot, ORIGIN } from "./vault.ts";
 
 interface Key {
   privateKey: CryptoKey;
@@ -302,6 +304,34 @@ describe.each(["r2", "disk"] as const)("holder-bound caps, %s backend", (backend
     expect((await send(root.token, { method: "DELETE", path: "" }, { key: parentKey })).status).toBe(204);
     expect(await wire(await send(child.token, list, { key: childKey }))).toBe(unknown);
     expect(await wire(await send(root.token, list, { key: parentKey }))).toBe(unknown);
+  });
+
+  it("the SDK's HolderKey signs every call: a share to another key works for that key's FsCap only", async () => {
+    const fetch = (input: string, init?: RequestInit) => SELF.fetch(input, init);
+    const admin = new AdminClient(ORIGIN, ADMIN, { fetch });
+    const mine = await HolderKey.generate();
+    const root = await admin.mintRoot({ backend, prefix: `holder/${backend}/${++counter}/`, holder: mine });
+    await root.write("notes/a.md", "# a\n");
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode("streamed"));
+        c.close();
+      },
+    });
+    await root.write("notes/b.bin", stream, { length: 8 });
+    expect(await root.readText("notes/b.bin")).toBe("streamed");
+    expect((await root.info()).holder).toEqual({ jkt: mine.jkt });
+    const theirs = await HolderKey.generate({ algorithm: "P-256" });
+    const shared = await root.subdir({ path: "notes", rights: ["read", "list"], holder: theirs.publicJwk });
+    const received = new FsCap(shared.url, { fetch, holder: theirs });
+    expect(await received.readText("a.md")).toBe("# a\n");
+    // The same URL copied out of a log, without the key: an unknown cap.
+    const leaked = new FsCap(shared.url, { fetch });
+    await expect(leaked.readText("a.md")).rejects.toMatchObject({ code: "no_such_cap" });
+    await expect(new FsCap(shared.url, { fetch, holder: mine }).readText("a.md")).rejects.toMatchObject({
+      code: "no_such_cap",
+    });
+    expect(await received.readText("a.md")).toBe("# a\n");
   });
 
   it("an unbound cap may mint a bound child, and still needs no proof itself", async () => {
