@@ -82,11 +82,37 @@ function newCap(url: string, input: CommandInput, command: string): FsCap {
   }
 }
 
-/** The admin client from `CAPVAULT_URL` (default http://127.0.0.1:8787) and `CAPVAULT_ADMIN_TOKEN`. */
+export const ADMIN_TOKEN_FILE_OPTION: OptionSpec = {
+  type: "string",
+  value: "PATH",
+  help: "read the admin token from this file, e.g. .capvault/admin-token (also CAPVAULT_ADMIN_TOKEN_FILE)",
+};
+
+/**
+ * The admin client from `CAPVAULT_URL` (default http://127.0.0.1:8787) and the
+ * admin token: `--admin-token-file`, else `CAPVAULT_ADMIN_TOKEN_FILE`, else
+ * `CAPVAULT_ADMIN_TOKEN`. A file keeps the token out of the process list.
+ */
 export function adminFromEnv(input: CommandInput, command: string): AdminClient {
-  const token = input.io.env.CAPVAULT_ADMIN_TOKEN;
+  const flagFile = input.values["admin-token-file"];
+  const file = typeof flagFile === "string" ? flagFile : input.io.env.CAPVAULT_ADMIN_TOKEN_FILE || undefined;
+  let token = input.io.env.CAPVAULT_ADMIN_TOKEN;
+  if (file !== undefined) {
+    try {
+      if (statSync(file).size > MAX_CAP_FILE_BYTES) throw new Error("too big");
+      token = readFileSync(file, "utf8").trim();
+    } catch {
+      throw new UsageError(
+        "cannot read the admin token file (the launcher keeps it in .capvault/admin-token)",
+        command,
+      );
+    }
+  }
   if (token === undefined || token === "") {
-    throw new UsageError("CAPVAULT_ADMIN_TOKEN is not set (the launcher printed it on first start)", command);
+    throw new UsageError(
+      "no admin token: use --admin-token-file .capvault/admin-token (the launcher's state folder) or set CAPVAULT_ADMIN_TOKEN",
+      command,
+    );
   }
   const url = input.io.env.CAPVAULT_URL || DEFAULT_VAULT_URL;
   try {

@@ -83,7 +83,7 @@ describe("usage errors exit 2 and send nothing", () => {
       /--ttl takes a duration/,
     ],
     ["zero ttl", ["share", CAP, "x", "--ttl", "0"], {}, /--ttl takes a duration/],
-    ["mint without admin token", ["mint", "p/"], {}, /CAPVAULT_ADMIN_TOKEN is not set/],
+    ["mint without admin token", ["mint", "p/"], {}, /no admin token: use --admin-token-file/],
     ["mint bad backend", ["mint", "p/", "--backend", "s3"], { CAPVAULT_ADMIN_TOKEN: "t" }, /--backend is r2 or disk/],
     ["mint without prefix", ["mint"], { CAPVAULT_ADMIN_TOKEN: "t" }, /missing PREFIX/],
     [

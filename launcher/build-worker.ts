@@ -1,6 +1,6 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, stop } from "esbuild";
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -22,5 +22,7 @@ export async function buildWorker(outDir: string): Promise<string> {
     external: ["cloudflare:*", "node:*"],
     logLevel: "error",
   });
+  // esbuild keeps a service process for later builds; the launcher makes none.
+  await stop();
   return outfile;
 }

@@ -94,4 +94,10 @@ describe("readSettings", () => {
   it("answers --help", () => {
     expect(readSettings(["--help"], {})).toBe("help");
   });
+
+  it("answers `npm start --port N` (npm took the flag) with the two commands that work", () => {
+    expect(() => readSettings(["8788"], { npm_config_port: "true" })).toThrow(
+      /Unexpected argument '8788'.*`npm start -- --port 8788` or `PORT=8788 npm start`/,
+    );
+  });
 });

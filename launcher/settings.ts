@@ -74,7 +74,12 @@ export function readSettings(argv: string[], env: NodeJS.ProcessEnv): Settings |
       allowPositionals: false,
     }));
   } catch (err) {
-    throw new SettingsError((err as Error).message);
+    const message = (err as Error).message;
+    // `npm start --port 8788` hands npm the flag and the launcher only its value.
+    const npmHint = /^Unexpected argument/.test(message)
+      ? "; npm keeps flags before `--` for itself: `npm start -- --port 8788` or `PORT=8788 npm start`"
+      : "";
+    throw new SettingsError(message + npmHint);
   }
   if (values.help) return "help";
   const pick = (name: keyof typeof OPTIONS): string | undefined => {

@@ -3,11 +3,14 @@ import { rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import { createDiskHost } from "../disk-host/index.ts";
 import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import { assertPortFree, isAddressInUse, PortInUseError } from "./port-in-use.ts";
 import { readRuntimeConfig } from "./runtime-config.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
 import type { Settings } from "./settings.ts";
@@ -18,8 +21,12 @@ export interface RunningVault {
   url: string;
   adminToken: string;
   adminTokenFresh: boolean;
-  /** Root caps minted because the state was new (empty otherwise). */
+  /** Root caps minted at this start: on new state, and a disk root once CAPVAULT_DISK_ROOT is first given. */
   firstRun: { label: string; url: string }[];
+  /** Live root caps, these included. */
+  rootCount: number;
+  /** Said once on stderr: what this start did not do as asked, and why. */
+  notes: string[];
   stop(): Promise<void>;
 }
 
@@ -37,6 +44,8 @@ const MARKER = "vault.json";
  * command line.
  */
 export async function startVault(settings: Settings): Promise<RunningVault> {
+  // Before anything is generated or spawned: a taken port then costs nothing and leaves nothing.
+  await assertPortFree(settings.host, settings.port);
   await mkdir(settings.state, { recursive: true, mode: 0o700 });
   // The state folder holds every cap's record and the admin token: owner only.
   await chmod(settings.state, 0o700);
@@ -101,6 +110,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
         durableObjectsPersist: path.join(settings.state, "durable-objects"),
         r2Persist: path.join(settings.state, "r2"),
         bindings,
+        handleRuntimeStdio: passRuntimeOutput,
         serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
       });
       return mf.ready;
@@ -109,39 +119,112 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     const running = mf!;
     // Miniflare's ready URL names a loopback address even when the socket binds every interface.
     const url = boundUrl(settings.host, Number((await running.ready).port));
-    const firstRun = await mintFirstRoots(running, settings, adminToken);
-    return { url, adminToken, adminTokenFresh: fresh, firstRun, stop };
+    const { minted, rootCount, notes } = await mintRoots(running, settings, adminToken);
+    return { url, adminToken, adminTokenFresh: fresh, firstRun: minted, rootCount, notes, stop };
   } catch (error) {
     // Without this, a failed start left the disk socket and Miniflare's
     // servers open and `capvault serve` alive after printing its error.
     await stop();
-    throw error;
+    // Taken between the probe above and workerd's bind.
+    throw isAddressInUse(error) ? new PortInUseError(settings.host, settings.port) : error;
   }
 }
 
-/** On new state: a root cap for R2 prefix `default/`, and one for the disk folder when it was named. */
-async function mintFirstRoots(
+/**
+ * workerd's output, line by line, as Miniflare passes it by default, less
+ * the stack dump of a port it could not bind: that failure is said in one
+ * line by the launcher.
+ */
+function passRuntimeOutput(stdout: Readable, stderr: Readable): void {
+  createInterface(stdout).on("line", (line) => console.log(line));
+  let droppingStack = false;
+  createInterface(stderr).on("line", (line) => {
+    if (/^\*\*\* Fatal uncaught kj::Exception: .*Address already in use/.test(line)) {
+      droppingStack = true;
+      return;
+    }
+    const stack = droppingStack && line.startsWith("stack: ");
+    droppingStack = false;
+    if (!stack) console.error(line);
+  });
+}
+
+interface VaultMarker {
+  createdAt: string;
+  /** The disk folder last given (CAPVAULT_DISK_ROOT), when one was. */
+  diskRoot?: string;
+}
+
+/**
+ * On new state: a root cap for R2 prefix `default/`, and one for the disk
+ * folder when it was named. On later starts: a disk root cap the first time
+ * the folder is named (none existed), and a note when it names another
+ * folder than last time (every disk cap then serves the new one).
+ */
+async function mintRoots(
   mf: Miniflare,
   settings: Settings,
   adminToken: string,
-): Promise<{ label: string; url: string }[]> {
-  const firstRun: { label: string; url: string }[] = [];
-  if (await exists(path.join(settings.state, MARKER))) return firstRun;
-  const mint = async (backend: string, prefix: string, label: string) => {
-    const res = await mf.dispatchFetch(`${settings.publicUrl}/admin/roots`, {
-      method: "POST",
+): Promise<{ minted: { label: string; url: string }[]; rootCount: number; notes: string[] }> {
+  const minted: { label: string; url: string }[] = [];
+  const notes: string[] = [];
+  const admin = (method: string, body?: unknown, query = "") =>
+    mf.dispatchFetch(`${settings.publicUrl}/admin/roots${query}`, {
+      method,
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ backend, prefix, label }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
+  const mint = async (backend: string, prefix: string, label: string) => {
+    const res = await admin("POST", { backend, prefix, label });
     if (res.status !== 201) throw new Error(`could not mint the ${label} root cap (HTTP ${res.status})`);
-    firstRun.push({ label, url: ((await res.json()) as { url: string }).url });
+    minted.push({ label, url: ((await res.json()) as { url: string }).url });
   };
-  await mint("r2", "default/", "default");
-  if (settings.diskRootGiven) await mint("disk", "", "disk");
-  await writeFile(path.join(settings.state, MARKER), JSON.stringify({ createdAt: new Date().toISOString() }) + "\n", {
-    mode: 0o600,
-  });
-  return firstRun;
+  const markerFile = path.join(settings.state, MARKER);
+  const marker = await readMarker(markerFile);
+  const roots = marker === null ? [] : await liveRoots(admin);
+  if (marker === null) {
+    await mint("r2", "default/", "default");
+    if (settings.diskRootGiven) await mint("disk", "", "disk");
+  } else if (settings.diskRootGiven) {
+    if (!roots.some((r) => r.backend === "disk")) await mint("disk", "", "disk");
+    else if (marker.diskRoot !== undefined && marker.diskRoot !== settings.diskRoot)
+      notes.push(
+        `CAPVAULT_DISK_ROOT is now ${settings.diskRoot} (was ${marker.diskRoot}): every disk cap serves the new folder`,
+      );
+  }
+  if (marker === null || (settings.diskRootGiven && marker.diskRoot !== settings.diskRoot)) {
+    const next: VaultMarker = {
+      createdAt: marker?.createdAt ?? new Date().toISOString(),
+      ...(settings.diskRootGiven ? { diskRoot: settings.diskRoot } : {}),
+    };
+    await writeFile(markerFile, JSON.stringify(next) + "\n", { mode: 0o600 });
+  }
+  return { minted, rootCount: roots.length + minted.length, notes };
+}
+
+async function liveRoots(
+  admin: (method: string, body?: unknown, query?: string) => Promise<{ status: number; json(): Promise<unknown> }>,
+) {
+  const roots: { backend: string }[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await admin("GET", undefined, cursor ? `?cursor=${encodeURIComponent(cursor)}` : "");
+    if (res.status !== 200) throw new Error(`could not list the root caps (HTTP ${res.status})`);
+    const page = (await res.json()) as { roots: { backend: string }[]; cursor: string | null };
+    roots.push(...page.roots);
+    cursor = page.cursor === cursor ? null : page.cursor;
+  } while (cursor);
+  return roots;
+}
+
+async function readMarker(file: string): Promise<VaultMarker | null> {
+  const text = await readFile(file, "utf8").catch(() => null);
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as VaultMarker;
+  } catch {
+    return { createdAt: "" };
+  }
 }
 
 /** Whether `host` binds every interface, so the vault is reachable from the network. */
@@ -152,11 +235,4 @@ export function isWildcardHost(host: string): boolean {
 function boundUrl(host: string, port: number): string {
   const shown = host === "*" ? "0.0.0.0" : host;
   return `http://${shown.includes(":") ? `[${shown}]` : shown}:${port}`;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return readFile(file).then(
-    () => true,
-    () => false,
-  );
 }

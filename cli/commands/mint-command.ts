@@ -1,4 +1,4 @@
-import { adminFromEnv } from "../cap-source.ts";
+import { ADMIN_TOKEN_FILE_OPTION, adminFromEnv } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { durationOption } from "../duration-option.ts";
@@ -10,12 +10,13 @@ import { UsageError } from "../usage-error.ts";
 
 export const mintCommand: CommandSpec = {
   name: "mint",
-  summary: "mint a root cap (admin: needs CAPVAULT_ADMIN_TOKEN)",
-  usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl DURATION] [--label TEXT]",
+  summary: "mint a root cap (admin: needs the admin token, e.g. --admin-token-file .capvault/admin-token)",
+  usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl DURATION] [--label TEXT] [--admin-token-file PATH]",
   description:
     "Mints a root cap over PREFIX in a storage backend (r2 by default; disk: a folder under the\n" +
     'launcher\'s CAPVAULT_DISK_ROOT, "" for the whole folder). Talks to CAPVAULT_URL (default\n' +
-    "http://127.0.0.1:8787) with CAPVAULT_ADMIN_TOKEN. Prints only the cap URL on stdout; details on stderr.\n" +
+    "http://127.0.0.1:8787) with the admin token from --admin-token-file, CAPVAULT_ADMIN_TOKEN_FILE or\n" +
+    "CAPVAULT_ADMIN_TOKEN. Prints only the cap URL on stdout; details on stderr.\n" +
     "--json prints {url, id, rights, expiresAt}.",
   options: {
     backend: { type: "string", value: "r2|disk", help: "storage backend (default r2)" },
@@ -26,6 +27,7 @@ export const mintCommand: CommandSpec = {
     },
     ttl: { type: "string", value: "DURATION", help: "expire after 3600 (seconds), 90s, 30m, 1h, 7d, 2w or 1h30m" },
     label: { type: "string", value: "TEXT", help: "a note shown in listings" },
+    "admin-token-file": ADMIN_TOKEN_FILE_OPTION,
   },
   async run(input) {
     const [prefix] = positionalArgs(input.positionals, { required: ["PREFIX"] }, "mint");

@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInProcess } from "../../cli/cli-test-io.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { groupPids } from "./process-sockets.ts";
 import { NODE_ARGS, startTestVault, type TestVault, unusedPort } from "./test-vault.ts";
@@ -52,6 +53,9 @@ describe("first start", () => {
     expect(out).toMatch(/^default root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}$/m);
     expect(out).toMatch(/^disk root cap: /m);
     expect(out).toMatch(/^default console: http:\/\/127\.0\.0\.1:\d+\/ui#[a-z2-7]{48}$/m);
+    expect(out).toMatch(
+      /^2 root caps exist, not shown again .*; mint another: CAPVAULT_URL=http:\S+ npx capvault mint /m,
+    );
     const match = /admin token \(saved in .*, shown once\): (\S+)/.exec(out);
     expect(match).not.toBeNull();
     const saved = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
@@ -299,8 +303,49 @@ describe("revocation against transfers in flight", () => {
   }, 60_000);
 });
 
+describe("a later start", () => {
+  it("says how many roots exist and the one command that mints another, and mints a disk root once the folder is named", async () => {
+    const saved = (await readFile(path.join(vault.state, "admin-token"), "utf8")).trim();
+    const admin = { authorization: `Bearer ${saved}` };
+    const roots = async () =>
+      (
+        (await (await fetch(`${vault.url}/admin/roots`, { headers: admin })).json()) as {
+          roots: { id: string; backend: string }[];
+        }
+      ).roots;
+    // As if the earlier starts had been given no CAPVAULT_DISK_ROOT: no disk root is left.
+    for (const root of (await roots()).filter((r) => r.backend === "disk"))
+      expect((await fetch(`${vault.url}/admin/roots/${root.id}`, { method: "DELETE", headers: admin })).status).toBe(
+        204,
+      );
+    const count = (await roots()).length;
+    const before = vault.output().length;
+    await vault.restart();
+    const out = vault.output().slice(before);
+    expect(out).toMatch(/^disk root cap: http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}$/m);
+    expect(out).not.toMatch(/admin token/);
+    const line = new RegExp(
+      `^${count + 1} root caps exist, not shown again \\(tokens are stored hashed\\); mint another: (CAPVAULT_URL=\\S+) npx capvault (mint default/ --admin-token-file \\S+)$`,
+      "m",
+    ).exec(out);
+    expect(line, out).not.toBeNull();
+    expect(line![2]).toContain(path.join(vault.state, "admin-token"));
+    // The command works as printed.
+    const run = await runInProcess(line![2]!.split(" "), {
+      env: { CAPVAULT_URL: line![1]!.slice("CAPVAULT_URL=".length) },
+    });
+    expect(run.stderr).toMatch(/minted root/);
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/object\/[a-z2-7]{48}\n$/);
+    expect(await roots()).toHaveLength(count + 2);
+    const put = await fetch(`${vault.diskCapUrl}/file${q("new-disk-root.txt")}`, { method: "PUT", body: "here" });
+    expect(put.status).toBe(201);
+    expect(await readFile(path.join(vault.diskRoot, "new-disk-root.txt"), "utf8")).toBe("here");
+  }, 120_000);
+});
+
 describe("a start that fails", () => {
-  it("exits with the reason when its port is taken, leaving no process behind", async () => {
+  it("exits with one line naming the port and the commands that work, leaving no process behind", async () => {
     const port = await unusedPort();
     const squatter = createServer().listen(port, "127.0.0.1");
     await once(squatter, "listening");
@@ -317,6 +362,8 @@ describe("a start that fails", () => {
           CAPVAULT_STATE: path.join(base, "state"),
           CAPVAULT_ADMIN_TOKEN: "",
           CLOUDFLARE_CF_FETCH_ENABLED: "false",
+          // A cold tsx cache, as in a clean clone: tsx then runs an esbuild service of its own.
+          TMPDIR: base,
         },
       });
       let output = "";
@@ -326,13 +373,54 @@ describe("a start that fails", () => {
       // held by the disk socket and Miniflare's servers: this never resolved.
       const [code] = (await once(child, "exit")) as [number | null];
       expect(code).not.toBe(0);
-      expect(output).toMatch(/Address already in use/);
-      expect(output).not.toMatch(/listening on/);
-      // Its whole process group (workerd included) has exited.
+      expect(output).toBe(
+        `capvault serve: 127.0.0.1:${port}: Address already in use (another capvault?); start on another port with ` +
+          `\`PORT=${port + 1} npm start\` or \`npm start -- --port ${port + 1}\`\n`,
+      );
+      // Its whole process group (workerd and esbuild included) has exited.
       expect(await groupPids(child.pid!, true)).toEqual([]);
+      // Nothing was generated for a start that could not happen: the retry is a first start.
+      await expect(stat(path.join(base, "state", "admin-token"))).rejects.toThrow();
     } finally {
       squatter.close();
       await rm(base, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("ends the processes it started before it exits, even ones that outlive a closed stdin", async () => {
+    const port = await unusedPort();
+    const squatter = createServer().listen(port, "127.0.0.1");
+    await once(squatter, "listening");
+    // Started the way esbuild starts its service (unref'd, stdin piped), but it would
+    // never quit on its own: the launcher must end it and wait for it.
+    const script = `
+      import { spawn } from "node:child_process";
+      import { runServe } from ${JSON.stringify(path.join(PROJECT_ROOT, "launcher/run-serve.ts"))};
+      const helper = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: ["pipe", "ignore", "ignore"] });
+      helper.unref();
+      helper.stdin.unref();
+      process.stdout.write("helper " + helper.pid + "\\n");
+      process.exitCode = await runServe(["--port", "${port}"]);
+    `;
+    const child = spawn(process.execPath, [...NODE_ARGS, "--input-type=module", "-e", script], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CAPVAULT_ADMIN_TOKEN: "" },
+    });
+    let output = "";
+    child.stdout!.on("data", (c: Buffer) => (output += c));
+    child.stderr!.on("data", (c: Buffer) => (output += c));
+    try {
+      const [code] = (await once(child, "exit")) as [number | null];
+      expect(output).toMatch(/^helper \d+$/m);
+      expect(output).toMatch(/Address already in use/);
+      expect(code).toBe(1);
+      expect(await groupPids(child.pid!, true)).toEqual([]);
+    } finally {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {}
+      squatter.close();
     }
   }, 60_000);
 });
