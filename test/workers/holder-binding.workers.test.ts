@@ -257,6 +257,28 @@ describe.each(["r2", "disk"] as const)("holder-bound caps, %s backend", (backend
       expect(res.headers.get("www-authenticate")).toBe('DPoP error="invalid_dpop_proof"');
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
     }
+    // A streamed upload past the whole-body size, one byte unlike what was signed: nothing is stored.
+    const big = "x".repeat(300 * 1024);
+    const tampered = await send(
+      root.token,
+      { method: "PUT", path: "/file?path=big.bin", body: `${big}y` },
+      { key, signFor: { body: `${big}z` } },
+    );
+    expect(tampered.status).toBe(401);
+    await tampered.body?.cancel();
+    const over = await send(root.token, { method: "PUT", path: "/file?path=g.txt", body: big }, { key });
+    expect(over.status).toBe(201);
+    const overwrite = await send(
+      root.token,
+      { method: "PUT", path: "/file?path=g.txt", body: `${big}y` },
+      { key, signFor: { body: `${big}z` } },
+    );
+    expect(overwrite.status).toBe(401);
+    await overwrite.body?.cancel();
+    const kept = await send(root.token, { method: "GET", path: "/stat?path=g.txt" }, { key });
+    expect(((await kept.json()) as { size: number }).size).toBe(big.length);
+    expect((await send(root.token, { method: "GET", path: "/stat?path=big.bin" }, { key })).status).toBe(404);
+    await send(root.token, { method: "DELETE", path: "/file?path=g.txt" }, { key });
     // A proof used once is refused the second time.
     const proof = await signProof(key, {
       method: "PUT",
