@@ -61,14 +61,34 @@ ul.tree li { position: relative; padding: .4rem 0 0 1rem; }
 ul.tree ul li::before { content: ""; position: absolute; left: -.5rem; top: 0; bottom: 0; border-left: 2px solid var(--line); }
 ul.tree ul li:last-child::before { bottom: auto; height: 1.6rem; }
 ul.tree ul li::after { content: ""; position: absolute; left: -.5rem; top: 1.6rem; width: 1.4rem; border-top: 2px solid var(--line); }
-.node { display: inline-grid; gap: .2rem; border: 1px solid var(--line); border-radius: .5rem; padding: .4rem .7rem;
-  background: var(--soft); max-width: 100%; }
+.node { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .2rem .6rem; border: 1px solid var(--line);
+  border-radius: .5rem; padding: .25rem .6rem; background: var(--soft); max-width: 100%; }
 .node.self { border-color: var(--accent); }
+.node .unlabelled { font-weight: 500; font-style: italic; }
 .node .expiry { color: var(--muted); font-size: .85rem; }
-.node button { justify-self: start; }
+.node button { padding: .1rem .5rem; font-size: .9rem; }
+ul.tree li { padding-top: .25rem; }
+ul.tree ul li:last-child::before { height: 1.2rem; } ul.tree ul li::after { top: 1.2rem; }
 tr.refused td { background: var(--warn-bg); }
-#status { min-height: 1.5rem; margin-top: 1rem; } #status.error { color: var(--danger); }
+#status { position: sticky; top: 0; z-index: 2; background: var(--bg); min-height: 2rem; padding: .25rem 0;
+  display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; } #status.error { color: var(--danger); }
+#status button.undo { font-weight: 600; border-color: var(--accent); }
+td .actions button { font-size: .85rem; padding: .15rem .5rem; }
+.files-body.split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
+.files-body.split .preview-pane { position: sticky; top: 2.5rem; max-height: calc(100vh - 3rem); overflow: auto; }
+.files-body.split .preview-pane > * { margin-top: 0; }
+.zone.drop-only { border-color: var(--line); padding: 2.5rem 1rem; text-align: center; }
+.zone.drop-only.dragging { border-color: var(--accent); }
+.progress-text { color: var(--muted); font-size: .9rem; font-variant-numeric: tabular-nums; }
+.history { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; }
+.history h2 { margin-top: .25rem; }
+.history .version-view .preview { border: 0; padding: 0; }
+.actor.self { font-weight: 600; }
 .gone { text-align: center; padding: 3rem 1rem; }
+@media (max-width: 60rem) {
+  .files-body.split { display: block; }
+  .files-body.split .preview-pane { position: static; max-height: none; }
+}
 @media (max-width: 40rem) {
   body { padding: .5rem; }
   th:nth-child(3), td:nth-child(3) { display: none; }

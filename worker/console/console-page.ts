@@ -20,8 +20,8 @@ export const CONSOLE_PAGE = `<!doctype html>
 <a class="skip" href="#view">Skip to content</a>
 <header id="cap-header"></header>
 <nav id="tabs" aria-label="Views"></nav>
-<main id="view" tabindex="-1"><p>Loading…</p></main>
 <div id="status" role="status" aria-live="polite"></div>
+<main id="view" tabindex="-1"><p>Loading…</p></main>
 <noscript><p>The capvault console needs JavaScript.</p></noscript>
 </body>
 </html>

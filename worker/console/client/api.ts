@@ -1,4 +1,4 @@
-import type { AuditTrail, CapInfo, CapTree, ErrorBody, ListPage, MintedCap, Right } from "./wire.ts";
+import type { AuditTrail, CapInfo, CapTree, ErrorBody, ListPage, MintedCap, Right, VersionPage } from "./wire.ts";
 
 /** A refusal from the vault, carrying its own code and message for the console to show as they are. */
 export class ApiError extends Error {
@@ -15,6 +15,8 @@ export interface GrantForm {
   rights: Right[];
   ttlSeconds: number | null;
   label: string | null;
+  /** `"all"`: the child also sees the history written before its mint. */
+  history: "all" | null;
 }
 
 /**
@@ -58,6 +60,11 @@ export function capApi(token: string) {
     share: (form: GrantForm) => json<MintedCap>("POST", url("/subdir"), form),
     tree: () => json<CapTree>("GET", url("/tree")),
     revokeBelow: (id: string) => call("DELETE", url(`/tree/${encodeURIComponent(id)}`)),
+    versions: (path: string, cursor: string | null, limit = 100) =>
+      json<VersionPage>("GET", url("/versions", { path, cursor, limit: String(limit) })),
+    readVersion: (id: string) => call("GET", url(`/versions/${encodeURIComponent(id)}`)),
+    restore: (id: string) => json<unknown>("POST", url(`/versions/${encodeURIComponent(id)}/restore`)),
+    redact: (id: string) => call("POST", url(`/versions/${encodeURIComponent(id)}/redact`)),
     audit: () => json<AuditTrail>("GET", url("/audit", { limit: "200" })),
   };
 }

@@ -1,10 +1,11 @@
 import type { Ctx } from "./context.ts";
 import { fill, h } from "./dom.ts";
 import { crumbs, join, size, when } from "./format.ts";
+import { historyPanel } from "./history.ts";
 import { download, preview } from "./preview.ts";
-import { attempt, report, say } from "./status.ts";
+import { attempt, report, type StatusAction, say } from "./status.ts";
 import { dropZone, progressRow, uploadFile } from "./upload.ts";
-import type { ListEntry } from "./wire.ts";
+import type { ListEntry, Version } from "./wire.ts";
 
 /** Folders made in this page that hold nothing yet: storage has no empty folders, so they exist here until a file lands. */
 const newFolders = new Set<string>();
@@ -20,18 +21,28 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
   const table = h("tbody");
   const more = h("button", { type: "button", className: "more", hidden: true }, "Load more");
   const pane = h("div", { className: "preview-pane" });
+  const body = h("div", { className: "files-body" });
   const uploads = h("ul", { className: "uploads" });
+  // Beside the list on a wide screen, scrolled to on a narrow one: never below the fold of a long folder.
+  const showInPane = (content: HTMLElement) => {
+    fill(pane, content);
+    body.classList.add("split");
+    pane.scrollIntoView({ block: "nearest" });
+  };
   const render = () => {
     // Folders first, then names in the vault's own order.
     const sorted = [...entries.filter((e) => e.type === "dir"), ...entries.filter((e) => e.type === "file")];
-    fill(table, ...sorted.map((e) => row(ctx, dir, e, open, reload, pane)));
+    fill(table, ...sorted.map((e) => row(ctx, dir, e, open, reload, showInPane)));
     if (sorted.length === 0)
       fill(table, h("tr", {}, h("td", { colspan: 4, className: "empty" }, "This folder is empty.")));
     more.hidden = cursor === null;
   };
+  let generation = 0;
   const loadPage = async () => {
+    const asked = generation;
     try {
       const page = await ctx.api.list(dir, cursor);
+      if (asked !== generation) return; // a reload started since: its own page will render
       entries.push(...page.entries);
       cursor = page.cursor;
       if (page.entries.length > 0) newFolders.delete(dir);
@@ -41,19 +52,41 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
     }
     render();
   };
-  const reload = () => open(dir);
+  // In place, so the preview or history shown and the status line (with its Undo) stay.
+  const reload = () => {
+    generation++;
+    entries.length = 0;
+    cursor = null;
+    if (ctx.can("list")) void attempt(loadPage);
+    ctx.refresh();
+  };
   more.addEventListener("click", () => void attempt(loadPage));
 
   const upload = async (files: File[]) => {
+    const replaced: Version[] = [];
+    let sent = 0;
     for (const file of files) {
-      const { row: line, bar } = progressRow(file);
+      const path = join(dir, file.name);
+      const existed = entries.some((e) => e.type === "file" && e.name === file.name);
+      const { row: line, progress } = progressRow(file);
       uploads.append(line);
-      const done = await attempt(() => uploadFile(ctx.api.fileUrl(join(dir, file.name)), file, bar));
+      const done = await attempt(() => uploadFile(ctx.api.fileUrl(path), file, progress));
       line.remove();
-      if (!done) return;
-      say(`Uploaded ${file.name}`);
+      if (!done) break;
+      sent++;
+      const before = existed ? await versionBefore(ctx, path) : null;
+      if (before) replaced.push(before);
     }
-    reload();
+    if (sent > 0) {
+      const names = files
+        .slice(0, sent)
+        .map((f) => f.name)
+        .join(", ");
+      const undo = replaced.length > 0 && canRestore(ctx) ? restoreAll(ctx, replaced, reload) : undefined;
+      if (sent === files.length)
+        say(replaced.length > 0 ? `Uploaded ${names}, replacing what was there.` : `Uploaded ${names}`, "ok", undo);
+      reload();
+    }
   };
 
   const list = ctx.can("list")
@@ -67,18 +100,25 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
         ),
         table,
       )
-    : h("p", {}, "This cap cannot list folders.");
-  const zone = h("div", { className: "zone" }, list, more);
+    : ctx.can("write")
+      ? h(
+          "p",
+          { className: "dropbox" },
+          `Drop files here to upload them to ${dir === "" ? "this cap's root" : `${dir}/`}. `,
+          "This cap cannot list folders, so what is already here is not shown.",
+        )
+      : h("p", {}, "This cap cannot list folders.");
+  const zone = h("div", { className: ctx.can("list") ? "zone" : "zone drop-only" }, list, more);
   if (ctx.can("write")) dropZone(zone, (files) => void upload(files));
   if (ctx.can("list")) void attempt(loadPage);
+  body.append(zone, pane);
   return h(
     "section",
     { className: "files" },
     breadcrumbs(dir, open),
-    toolbar(ctx, dir, open, upload),
+    toolbar(ctx, dir, open, upload, (path) => showInPane(historyPanel(ctx, path, reload))),
     uploads,
-    zone,
-    pane,
+    body,
   );
 }
 
@@ -95,7 +135,13 @@ function breadcrumbs(dir: string, open: (dir: string) => void): HTMLElement {
   return h("nav", { className: "crumbs", "aria-label": "Folder" }, h("ol", {}, ...items));
 }
 
-function toolbar(ctx: Ctx, dir: string, open: (dir: string) => void, upload: (files: File[]) => void): HTMLElement {
+function toolbar(
+  ctx: Ctx,
+  dir: string,
+  open: (dir: string) => void,
+  upload: (files: File[]) => void,
+  history: (path: string) => void,
+): HTMLElement {
   const bar = h("div", { className: "toolbar" });
   if (ctx.can("write")) {
     const input = h("input", { type: "file", multiple: true, id: "upload-input", className: "visually-hidden" });
@@ -122,7 +168,30 @@ function toolbar(ctx: Ctx, dir: string, open: (dir: string) => void, upload: (fi
       input,
       form,
     );
-    bar.append(h("span", { className: "hint" }, "or drop files on the list"));
+    bar.append(
+      h(
+        "span",
+        { className: "hint" },
+        ctx.can("list") ? "or drop files on the list" : "or drop files in the box below",
+      ),
+    );
+  }
+  if (ctx.can("read")) {
+    // A deleted file is in no listing; its history is still kept.
+    const name = h("input", {
+      type: "text",
+      name: "history-path",
+      placeholder: "a deleted file's name",
+      "aria-label": "Path of a file whose history to show",
+      required: true,
+    });
+    const form = h("form", { className: "inline" }, name, h("button", { type: "submit" }, "History"));
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const path = name.value.replace(/^\/+|\/+$/g, "");
+      history(path.includes("/") ? path : join(dir, path));
+    });
+    bar.append(form);
   }
   if (ctx.can("subdir")) {
     bar.append(h("button", { type: "button", onclick: () => ctx.share(dir) }, "Share this folder"));
@@ -144,16 +213,16 @@ function row(
   e: ListEntry,
   open: (dir: string) => void,
   reload: () => void,
-  pane: HTMLElement,
+  showInPane: (content: HTMLElement) => void,
 ): HTMLElement {
   const path = join(dir, e.name);
   const isDir = e.type === "dir";
   const show = async () => {
-    fill(pane, h("p", {}, "Loading preview…"));
+    showInPane(h("p", {}, "Loading preview…"));
     try {
-      fill(pane, await preview(ctx.api, path, e.size ?? 0));
+      showInPane(await preview(ctx.api, path, e.size ?? 0));
     } catch (err) {
-      fill(pane);
+      showInPane(h("p", {}));
       report(err);
     }
   };
@@ -166,6 +235,7 @@ function row(
   if (!isDir && ctx.can("read")) {
     actions.append(
       h("button", { type: "button", onclick: () => void attempt(() => download(ctx.api, path)) }, "Download"),
+      h("button", { type: "button", onclick: () => showInPane(historyPanel(ctx, path, reload)) }, "History"),
     );
   }
   if (!isDir && ctx.can("write") && ctx.can("delete")) {
@@ -173,7 +243,15 @@ function row(
       const to = prompt(`Move or rename "${path}" to (a path from the root):`, path);
       if (!to || to === path) return;
       if (await attempt(() => ctx.api.move(path, to))) {
-        say(`Moved ${path} to ${to}`);
+        // Moved back: the move left nothing at `path`, and any file at `to` it would have replaced was refused.
+        say(`Moved ${path} to ${to}`, "ok", {
+          label: "Undo",
+          run: async () => {
+            await ctx.api.move(to, path);
+            say(`Moved ${to} back to ${path}`);
+            reload();
+          },
+        });
         reload();
       }
     };
@@ -181,9 +259,11 @@ function row(
   }
   if (!isDir && ctx.can("delete")) {
     const remove = async () => {
-      if (!confirm(`Delete "${path}"? This cannot be undone.`)) return;
+      if (!confirm(`Delete "${path}"? Its history keeps it: Undo right after, or restore it from History later.`))
+        return;
       if (await attempt(() => ctx.api.remove(path))) {
-        say(`Deleted ${path}`);
+        const gone = canRestore(ctx) ? await ownLatest(ctx, path, "deleted") : null;
+        say(`Deleted ${path}`, "ok", gone ? restoreAll(ctx, [gone], reload) : undefined);
         reload();
       }
     };
@@ -197,4 +277,43 @@ function row(
     h("td", {}, when(e.modified)),
     h("td", {}, actions),
   );
+}
+
+const canRestore = (ctx: Ctx) => ctx.can("read") && ctx.can("write");
+
+/** The newest version of `path` if this cap just made it as `operation`; null if another change came first. */
+async function ownLatest(ctx: Ctx, path: string, operation: Version["operation"]): Promise<Version | null> {
+  try {
+    const [latest] = (await ctx.api.versions(path, null, 1)).versions;
+    return latest && latest.actor === ctx.info.id && latest.operation === operation && !latest.redacted ? latest : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What `path` held before this cap's write just now, when that write is still the newest version. */
+async function versionBefore(ctx: Ctx, path: string): Promise<Version | null> {
+  if (!ctx.can("read")) return null;
+  try {
+    const [latest, before] = (await ctx.api.versions(path, null, 2)).versions;
+    const mine = latest?.actor === ctx.info.id && latest.operation === "modified";
+    return mine && before && !before.redacted ? before : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Undo through the versions API: each version restored, as a new version, so the undo is in the history too. */
+function restoreAll(ctx: Ctx, versions: Version[], reload: () => void): StatusAction {
+  return {
+    label: "Undo",
+    run: async () => {
+      try {
+        for (const v of versions) await ctx.api.restore(v.id);
+      } finally {
+        reload();
+      }
+      say(versions.length === 1 ? "Undone: the earlier version is back." : "Undone: the earlier versions are back.");
+    },
+  };
 }

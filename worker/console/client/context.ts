@@ -8,4 +8,6 @@ export interface Ctx {
   can: (right: Right) => boolean;
   /** Opens the share view with a path filled in. */
   share: (path: string) => void;
+  /** Reads the cap's info again (usage changes with every write) and redraws the header. */
+  refresh: () => void;
 }

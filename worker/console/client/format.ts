@@ -62,3 +62,29 @@ export function crumbs(dir: string): { name: string; path: string }[] {
   }
   return out;
 }
+
+/**
+ * An upload's progress: percent, and once a second of it has passed, the time
+ * left at the rate so far.
+ *
+ * @example
+ * progressText(5, 10, 2000) // "50% · 2 s left"
+ */
+export function progressText(loaded: number, total: number, elapsedMs: number): string {
+  const percent = total > 0 ? Math.floor((loaded / total) * 100) : 0;
+  if (elapsedMs < 1000 || loaded <= 0 || loaded >= total) return `${percent}%`;
+  const left = Math.ceil(((total - loaded) / loaded) * (elapsedMs / 1000));
+  return `${percent}% · ${left < 60 ? `${left} s` : `${Math.ceil(left / 60)} min`} left`;
+}
+
+/** What the cap's subtree holds, against its quota where it has one. */
+export function usageText(
+  usage: { bytes: number; files: number },
+  limits: { maxBytes: number | null; maxFiles: number | null },
+): string {
+  const bytes = limits.maxBytes === null ? size(usage.bytes) : `${size(usage.bytes)} of ${size(limits.maxBytes)}`;
+  const count = usage.files === 1 ? "1 file" : `${usage.files} files`;
+  const files = limits.maxFiles === null ? count : `${count} of ${limits.maxFiles}`;
+  const quota = limits.maxBytes === null && limits.maxFiles === null ? " (no quota)" : "";
+  return `${bytes}, ${files}${quota}`;
+}

@@ -1,5 +1,5 @@
 import { byId, fill, h } from "./dom.ts";
-import { expiry } from "./format.ts";
+import { expiry, usageText } from "./format.ts";
 import type { CapInfo, Right } from "./wire.ts";
 
 export function rightBadges(rights: readonly Right[]): HTMLElement {
@@ -11,7 +11,7 @@ export function renderHeader(info: CapInfo): void {
   document.title = `capvault: ${info.label ?? info.id}`;
   fill(
     byId("cap-header"),
-    h("h1", {}, info.label ?? "(no label)"),
+    h("h1", {}, info.label ?? (info.parent ? "unlabelled cap" : "root cap")),
     h(
       "dl",
       { className: "facts" },
@@ -23,6 +23,8 @@ export function renderHeader(info: CapInfo): void {
       h("dd", { className: "expiry" }, expiry(info.expiresAt)),
       h("dt", {}, "parent"),
       h("dd", {}, info.parent ? h("code", {}, info.parent) : "none (a root cap)"),
+      info.usage ? h("dt", {}, "usage") : null,
+      info.usage ? h("dd", { className: "usage" }, usageText(info.usage, info.limits)) : null,
     ),
   );
 }

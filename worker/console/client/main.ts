@@ -37,7 +37,18 @@ async function boot(): Promise<void> {
     return;
   }
   renderHeader(info);
-  const ctx: Ctx = { api, info, can: (r) => info.rights.includes(r), share: (path) => show("share", path) };
+  const ctx: Ctx = {
+    api,
+    info,
+    can: (r) => info.rights.includes(r),
+    share: (path) => show("share", path),
+    refresh: () => {
+      api.info().then((fresh) => {
+        ctx.info = fresh;
+        renderHeader(fresh);
+      }, report);
+    },
+  };
   const tabs: [string, string, boolean][] = [
     ["files", "Files", ctx.can("list") || ctx.can("read") || ctx.can("write")],
     ["share", "Share", ctx.can("subdir")],
@@ -54,7 +65,13 @@ async function boot(): Promise<void> {
     for (const b of buttons) b.setAttribute("aria-selected", String(b.id === `tab-${tab}`));
     fill(byId("status"));
     const view = byId("view");
-    const open = (dir: string) => fill(view, filesView(ctx, dir, open));
+    let shown: string | null = null;
+    const open = (dir: string) => {
+      // What the status line said was about the folder left behind.
+      if (shown !== null && dir !== shown) fill(byId("status"));
+      shown = dir;
+      fill(view, filesView(ctx, dir, open));
+    };
     if (tab === "files") open(path);
     else if (tab === "share") fill(view, shareView(ctx, path));
     else if (tab === "delegation") fill(view, treeView(ctx));

@@ -13,9 +13,13 @@ const TTLS: [string, string][] = [
   ["custom", "custom…"],
 ];
 
+const DEFAULT_RIGHTS: readonly string[] = ["read", "list"];
+const DEFAULT_TTL = "86400";
+
 /**
  * Mints a narrower child cap: a sub-path, a subset of this cap's own rights
- * (no other right is offered), a lifetime and a label. The vault checks all
+ * (no other right is offered; read and list are ticked at first), a
+ * lifetime (a day at first) and a label. The vault checks all
  * of it again; this form only keeps the choices honest.
  */
 export function shareView(ctx: Ctx, path: string): HTMLElement {
@@ -26,11 +30,16 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
     value: path,
     placeholder: "(the whole cap)",
   });
+  // Safe by default: read and list for a day; anything more is ticked on purpose.
   const rights = ctx.info.rights.map((r) => ({
     right: r,
-    box: h("input", { type: "checkbox", name: "rights", value: r, checked: true }),
+    box: h("input", { type: "checkbox", name: "rights", value: r, checked: DEFAULT_RIGHTS.includes(r) }),
   }));
-  const ttl = h("select", { id: "share-ttl", name: "ttl" }, ...TTLS.map(([v, t]) => h("option", { value: v }, t)));
+  const ttl = h(
+    "select",
+    { id: "share-ttl", name: "ttl" },
+    ...TTLS.map(([v, t]) => h("option", { value: v, selected: v === DEFAULT_TTL }, t)),
+  );
   const customAmount = h("input", { type: "number", min: 1, value: 2, "aria-label": "Custom lifetime", hidden: true });
   const customUnit = h(
     "select",
@@ -42,7 +51,15 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
   ttl.addEventListener("change", () => {
     customAmount.hidden = customUnit.hidden = ttl.value !== "custom";
   });
-  const label = h("input", { type: "text", id: "share-label", name: "label", maxlength: 200 });
+  // A label by default, so the delegation tree never fills with unnamed caps.
+  const label = h("input", {
+    type: "text",
+    id: "share-label",
+    name: "label",
+    maxlength: 200,
+    value: `shared ${path === "" ? "root" : `${path}/`} ${new Date().toISOString().slice(0, 10)}`,
+  });
+  const history = h("input", { type: "checkbox", id: "share-history", name: "history" });
   const result = h("div", { className: "share-result", "aria-live": "polite" });
   const form = h(
     "form",
@@ -59,6 +76,12 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
     h("div", { className: "inline" }, ttl, customAmount, customUnit),
     h("label", { for: "share-label" }, "Label (who is it for?)"),
     label,
+    h(
+      "label",
+      { className: "check" },
+      history,
+      " Also let it see the history written before now (without this, only versions from its mint on)",
+    ),
     h("button", { type: "submit" }, "Create cap"),
   );
   form.addEventListener("submit", (e) => {
@@ -76,6 +99,7 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
         rights: chosen,
         ttlSeconds,
         label: label.value.trim() || null,
+        history: history.checked ? "all" : null,
       });
       fill(result, mintedCap(minted));
       say("Cap created. Hand it over through a private channel: whoever holds the URL holds the rights.");

@@ -1,12 +1,26 @@
 import { ApiError } from "./api.ts";
 import { byId, fill, h } from "./dom.ts";
 
+/** A button offered beside a message, such as Undo right after a delete. */
+export interface StatusAction {
+  label: string;
+  run: () => Promise<unknown>;
+}
+
 /** Shows what happened in the status line; a refusal shows the vault's own message, nothing rephrased. */
-export function say(text: string, kind: "ok" | "error" = "ok"): void {
+export function say(text: string, kind: "ok" | "error" = "ok", action?: StatusAction): void {
   const status = byId("status");
   status.className = kind;
   status.setAttribute("role", kind === "error" ? "alert" : "status");
   fill(status, text);
+  if (action) {
+    const button = h("button", { type: "button", className: "undo" }, action.label);
+    button.addEventListener("click", () => {
+      (button as HTMLButtonElement).disabled = true;
+      void attempt(action.run);
+    });
+    status.append(" ", button);
+  }
 }
 
 /**
@@ -44,6 +58,7 @@ export function showGone(): void {
       { className: "gone" },
       h("h1", {}, "This capability is not available"),
       h("p", {}, "It was revoked, it has expired, or it never existed. Ask whoever gave it to you for a new one."),
+      h("p", {}, h("a", { href: "/ui", className: "button" }, "Open another cap")),
     ),
   );
 }

@@ -1,19 +1,19 @@
 import { ApiError, errorOf } from "./api.ts";
 import { h } from "./dom.ts";
-import { size } from "./format.ts";
+import { progressText, size } from "./format.ts";
 
 /**
  * Uploads one file with a progress bar. XMLHttpRequest, because fetch cannot
  * report upload progress; it sends the File as the body, so the browser
  * declares its Content-Length as the vault requires.
  */
-export function uploadFile(url: string, file: File, progress: HTMLProgressElement): Promise<void> {
+export function uploadFile(url: string, file: File, progress: (loaded: number, total: number) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("PUT", url);
     xhr.setRequestHeader("Content-Type", file.type || "application/octet-stream");
     xhr.upload.addEventListener("progress", (e) => {
-      if (e.lengthComputable) progress.value = e.loaded / e.total;
+      if (e.lengthComputable) progress(e.loaded, e.total);
     });
     xhr.addEventListener("load", () => {
       if (xhr.status >= 200 && xhr.status < 300) return resolve();
@@ -25,10 +25,16 @@ export function uploadFile(url: string, file: File, progress: HTMLProgressElemen
   });
 }
 
-/** One row in the upload list: the file's name and size and its progress bar. */
-export function progressRow(file: File): { row: HTMLElement; bar: HTMLProgressElement } {
+/** One row in the upload list: the file's name and size, its progress bar, the percent and the time left. */
+export function progressRow(file: File): { row: HTMLElement; progress: (loaded: number, total: number) => void } {
   const bar = h("progress", { max: 1, value: 0, "aria-label": `uploading ${file.name}` });
-  return { row: h("li", {}, h("span", {}, `${file.name} (${size(file.size)}) `), bar), bar };
+  const text = h("span", { className: "progress-text" }, progressText(0, file.size, 0));
+  const started = performance.now();
+  const progress = (loaded: number, total: number) => {
+    bar.value = total > 0 ? loaded / total : 0;
+    text.textContent = progressText(loaded, total, performance.now() - started);
+  };
+  return { row: h("li", {}, h("span", {}, `${file.name} (${size(file.size)}) `), bar, " ", text), progress };
 }
 
 /** Lets files be dropped on `zone`; `onFiles` gets them. */

@@ -1,4 +1,5 @@
 /** The vault's wire shapes, from the one place they are defined (types only: nothing of shared/ ships to the browser). */
+export type { Limits, Usage } from "../../../shared/quota.ts";
 export type { Right } from "../../../shared/rights.ts";
 export type {
   AuditEntry,
@@ -10,4 +11,6 @@ export type {
   ListEntry,
   ListPage,
   MintedCap,
+  Version,
+  VersionPage,
 } from "../../../shared/wire-types.ts";
