@@ -1,15 +1,46 @@
 /**
  * When a folder on disk "exists" for a cap. On R2 a directory exists while a
- * key lies under it; the disk must answer the same, so a folder counts only
- * while it holds, at some depth, a file a cap could read. Empty folders (made
- * by hand, or left by a crash), folders holding only reserved or
+ * key lies under it (a file, or the folder's marker); the disk must answer the
+ * same, so a folder counts only while it holds, at some depth, a file a cap
+ * could read or a {@link FOLDER_MARKER}. Empty folders without one (made by
+ * hand, left by a crash or a refused write), folders holding only reserved or
  * unaddressable names, and links leading outside do not count.
  */
+import { constants } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { isListableName } from "../shared/rel-path.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
-import { closeEnd, type DirChain, heldPath, walk } from "./beneath.ts";
-import type { FileHandle } from "./sync-fs.ts";
+import { closeEnd, type DirChain, heldPath, inDir, OPEN_NOFOLLOW, walk } from "./beneath.ts";
+import { errnoOf } from "./fs-errors.ts";
+import { type FileHandle, open } from "./sync-fs.ts";
+
+/**
+ * An empty file that keeps a folder made by a cap (or emptied by one) in
+ * existence, as R2's `dir/` marker key does. Reserved, so no cap can name it.
+ */
+export const FOLDER_MARKER = ".capvault-folder";
+
+/** Whether the held folder carries its marker (a regular file; a link there is not one). */
+export async function isMarked(dir: FileHandle): Promise<boolean> {
+  try {
+    const marker = await open(inDir(dir, FOLDER_MARKER), OPEN_NOFOLLOW);
+    await marker.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Marks the held folder (an existing marker is fine). */
+export async function mark(dir: FileHandle, mode: number): Promise<void> {
+  try {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    const marker = await open(inDir(dir, FOLDER_MARKER), flags, mode);
+    await marker.close();
+  } catch (error) {
+    if (errnoOf(error) !== "EEXIST") throw error;
+  }
+}
 
 /** Work allowed for one visibility question before answering "visible" (a bound on cost, never on access). */
 export const ENTRY_BUDGET = 10_000;
@@ -56,6 +87,7 @@ export async function holdsFile(
   const id = `${self.dev}:${self.ino}`;
   if (seen.has(id)) return false;
   seen.add(id);
+  if (await isMarked(chain.top)) return true;
   // Everything inside a folder lies below the cap's root, where any valid segment is a name.
   const names = await addressableNames(chain.top, false);
   // Likely files first: most folders are answered by their first entry.
@@ -72,4 +104,15 @@ export async function holdsFile(
     }
   }
   return false;
+}
+
+/**
+ * After a file left the folder `chain.top`: a folder stays until removed, so
+ * one left holding nothing a cap sees is marked (R2 marks it on every delete).
+ * Never the base folder itself, which stands for the top of the bucket.
+ */
+export async function keepFolder(chain: DirChain, base: FileHandle, mode: number): Promise<void> {
+  const [top, at] = await Promise.all([chain.top.stat({ bigint: true }), base.stat({ bigint: true })]);
+  if (top.dev === at.dev && top.ino === at.ino) return;
+  if (!(await holdsFile(chain))) await mark(chain.top, mode);
 }

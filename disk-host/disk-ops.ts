@@ -1,7 +1,7 @@
 /**
  * The disk backend's operations other than write (see atomic-write.ts), with
- * the StorageAdapter semantics: folders exist only while they hold a file,
- * the root always exists, and the same refusals (and messages) as R2.
+ * the StorageAdapter semantics: a folder exists while it holds a file or its
+ * marker (dir-visibility.ts), one a file leaves stays, the root always exists, and the same refusals (and messages) as R2.
  * Every name is resolved by `walk`, beneath the cap's root.
  */
 import type { BigIntStats } from "node:fs";
@@ -29,7 +29,7 @@ import {
   walk,
 } from "./beneath.ts";
 import { listPage } from "./dir-listing.ts";
-import { holdsFile } from "./dir-visibility.ts";
+import { holdsFile, keepFolder } from "./dir-visibility.ts";
 import { removeEmptyFolder } from "./empty-folders.ts";
 import { fileRangeStream } from "./file-range-stream.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
@@ -128,7 +128,7 @@ export async function removeFile(ctx: HostContext, levels: string[][], segments:
       if (!isNamedEntry(found)) return refuse("notFound");
       const { chain, name } = found;
       const removed = await ctx.locks.run([await entryKey(chain.top, name)], () => unlinkEntry(ctx, chain.top, name));
-      if (removed.ok) await pruneEmptyDirs(chain);
+      if (removed.ok) await keepFolder(chain, ctx.base, ctx.fileMode);
       return removed;
     } finally {
       await closeEnd(found);
@@ -189,7 +189,7 @@ export async function moveFile(
       moved = result.ok;
       return result;
     } finally {
-      if (moved && isNamedEntry(src)) await pruneEmptyDirs(src.chain);
+      if (moved && isNamedEntry(src)) await keepFolder(src.chain, ctx.base, ctx.fileMode);
       else if (dst?.kind === "missing") await pruneEmptyDirs(dst.chain);
       await closeEnd(src);
       if (dst) await closeEnd(dst);

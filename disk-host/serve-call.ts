@@ -12,6 +12,7 @@ import type { ReadOutcome, VersionBytes } from "../storage-adapters/storage-adap
 import { type BodyBound, bodyBound, drain, writeFile } from "./atomic-write.ts";
 import { checkedLevels, checkedSegments } from "./checked-paths.ts";
 import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from "./disk-ops.ts";
+import { makeFolder, removeFolder } from "./folder-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
 import { dropVersion, readVersion } from "./version-store.ts";
@@ -98,6 +99,10 @@ async function dispatch(
   switch (call.op) {
     case "remove":
       return removeFile(ctx, levels.value, path.value);
+    case "makeDir":
+      return makeFolder(ctx, levels.value, path.value);
+    case "removeDir":
+      return removeFolder(ctx, levels.value, path.value);
     case "stat":
       return statPath(ctx, levels.value, path.value);
     case "list":

@@ -41,6 +41,8 @@ export type DiskCall =
   | { op: "readVersion"; root: []; blob: string }
   | { op: "dropVersion"; root: []; blob: string }
   | { op: "remove"; root: string[]; path: string[] }
+  | { op: "makeDir"; root: string[]; path: string[] }
+  | { op: "removeDir"; root: string[]; path: string[] }
   | { op: "stat"; root: string[]; path: string[] }
   | { op: "list"; root: string[]; path: string[]; after: string | null; limit: number; depth: number }
   | { op: "move"; root: string[]; from: string[]; to: string[]; overwrite: boolean }
@@ -55,6 +57,8 @@ export interface DiskAnswers {
   readVersion: never;
   dropVersion: null;
   remove: null;
+  makeDir: null;
+  removeDir: null;
   stat: Stat;
   list: StorageListPage;
   move: null;
@@ -178,6 +182,8 @@ export function decodeCall(json: string): DiskCall | null {
     case "dropVersion":
       return v.root.length === 0 && isBlobName(v.blob) ? (v as DiskCall) : null;
     case "remove":
+    case "makeDir":
+    case "removeDir":
     case "stat":
       return isStringArray(v.path) ? (v as DiskCall) : null;
     case "list":

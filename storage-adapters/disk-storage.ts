@@ -96,6 +96,17 @@ export class DiskStorage implements StorageAdapter {
     return this.ask<"remove">({ op: "remove", root: [...at.root], path: [...at.path.segments] });
   }
 
+  async makeDir(at: CheckedRoot): Promise<Result<null>> {
+    if (at.path.segments.length === 0) return refuse("needsFolderName");
+    // A folder's root levels are the cap's levels and the folder's path as one more (path-check.ts).
+    return this.ask<"makeDir">({ op: "makeDir", root: at.root.slice(0, -1), path: [...at.path.segments] });
+  }
+
+  async removeDir(at: CheckedRoot): Promise<Result<null>> {
+    if (at.path.segments.length === 0) return refuse("needsFolderName");
+    return this.ask<"removeDir">({ op: "removeDir", root: at.root.slice(0, -1), path: [...at.path.segments] });
+  }
+
   async stat(at: CheckedEntry): Promise<Result<Stat>> {
     // The root itself goes to the host too: only the host can tell whether
     // the root resolves outside its parent's reach.

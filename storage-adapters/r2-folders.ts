@@ -13,12 +13,23 @@ export interface LaterFolders {
 }
 
 /**
- * R2 has no folders, only keys: a folder is a prefix some key holds. These
+ * R2 has no folders, only keys: a folder is a prefix some key holds (a file,
+ * or the folder's marker: a zero-byte key `dir/` that makeDir puts). These
  * are the questions about folders the adapter asks, each at a bounded
  * number of R2 calls.
  */
 export class R2Folders {
   constructor(private readonly bucket: R2Bucket) {}
+
+  /**
+   * Keeps the folder holding `key` once `key` goes: a zero-byte marker at the
+   * folder's own key (`dir/`), which lists as no name, so the folder stays
+   * until removed explicitly, as on disk. Nothing at the bucket's top.
+   */
+  async keepParentOf(key: string): Promise<void> {
+    const slash = key.slice(0, -1).lastIndexOf("/");
+    if (slash >= 0) await this.bucket.put(key.slice(0, slash + 1), new Uint8Array(0));
+  }
 
   /** Whether some key lies under the folder `dirKey` (ending in `/`). */
   async isDir(dirKey: string): Promise<boolean> {

@@ -102,7 +102,8 @@ export class R2Listing {
       const listed = await this.bucket.list(listing);
       for (const object of listed.objects) {
         const name = object.key.slice(dir.length);
-        const step = isListablePath(name, atCapRoot) ? page.next(name) : page.skip(name);
+        // "" is the folder's own marker (r2-folders.ts), no entry of it.
+        const step = name !== "" && isListablePath(name, atCapRoot) ? page.next(name) : page.skip(name);
         if (step === "stop") return page.finish(false);
         if (step === "file") page.addFile(fileEntry(name, object));
       }

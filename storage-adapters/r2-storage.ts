@@ -29,10 +29,11 @@ const r2Uploads = new UploadSlots();
  * R2 calls per operation (each is a subrequest on Cloudflare, where a request
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
  * the ancestor check, at most ANCESTOR_CALLS_MAX (r2-folders.ts):
- *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 2,
+ *   read 6 (3 tries of head + get; a read without Range or If-None-Match 2), stat 2, remove 3 (head, the
+ *   folder's marker, delete), makeDir A + 1, removeDir 4 (head, list, the parent's marker, delete),
  *   write A + 6 (list, head, then up to 256 KiB: put, the version's put and, if the put was refused, its
  *   delete; over it: the version's put, get + put of it to the key with its hash and, if that was refused,
- *   the version's delete, see r2-writes.ts), move A + 5 (get, list, head, put, delete),
+ *   the version's delete, see r2-writes.ts), move A + 6 (get, list, head, put, the source folder's marker, delete),
  *   prepareRoot A, list with depth 2 + 5 (see r2-listing.ts), list 28: 2 to judge the folder, a page or two of
  *   1,000 keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
@@ -42,7 +43,7 @@ const r2Uploads = new UploadSlots();
 /**
  * R2 has no directories, only keys. This adapter gives it the directory
  * semantics the disk backend has for free (a file cannot sit where a folder
- * is, folders vanish with their last file) so that both answer alike.
+ * is, a folder stays until removed) so that both answer alike.
  *
  * Races between two writers of `a` and `a/b` can still leave both; R2 offers
  * no multi-key transaction to prevent it.
@@ -138,7 +139,33 @@ export class R2Storage implements StorageAdapter {
     const key = at.key;
     const head = await this.bucket.head(key);
     if (!head) return (await this.folders.isDir(key + "/")) ? refuse("isDirectory") : refuse("notFound");
+    // Marked first, so the folder never vanishes in between.
+    await this.folders.keepParentOf(key);
     await this.bucket.delete(key);
+    return ok(null);
+  }
+
+  async makeDir(at: CheckedRoot): Promise<Result<null>> {
+    const dir = at.key;
+    if (at.path.segments.length === 0) return refuse("needsFolderName");
+    // The prefix ends in `/`, so this covers the folder itself too.
+    if (await this.folders.anyAncestorIsFile(dir)) return refuse("fileDirectoryClash");
+    await this.bucket.put(dir, new Uint8Array(0));
+    return ok(null);
+  }
+
+  async removeDir(at: CheckedRoot): Promise<Result<null>> {
+    const dir = at.key;
+    if (at.path.segments.length === 0) return refuse("needsFolderName");
+    const [head, page] = await Promise.all([
+      this.bucket.head(dir.slice(0, -1)),
+      this.bucket.list({ prefix: dir, limit: 2 }),
+    ]);
+    if (head) return refuse("isFile");
+    if (page.objects.length === 0) return refuse("notFound");
+    if (page.objects.some((object) => object.key !== dir)) return refuse("folderNotEmpty");
+    await this.folders.keepParentOf(dir);
+    await this.bucket.delete(dir);
     return ok(null);
   }
 
@@ -198,6 +225,7 @@ export class R2Storage implements StorageAdapter {
     // was copied, so the source must stay.
     if (!copied) return refuse("destinationExists");
     await piping;
+    await this.folders.keepParentOf(src);
     await this.bucket.delete(src);
     return ok(null);
   }

@@ -77,11 +77,17 @@ export interface StorageListPage {
  * which only the cap object can make); an adapter re-checks none of it and
  * only decides what the storage says, answering identically for the same history:
  *
- * - Directories exist only while they hold a file; the root always exists.
+ * - A directory exists once made (makeDir) or once it held a file, until
+ *   removed (removeDir) while empty; the root always exists.
  * - read: a file's bytes; `conflict` for a directory; `not_found` otherwise.
  * - write: `conflict` when an ancestor is a file or the target is a directory;
  *   `precondition_failed` when `If-Match`/`If-None-Match` fail; never a partial file.
  * - remove: `conflict` for a directory; `not_found` when nothing is there.
+ *   The folder holding the file stays, empty.
+ * - makeDir: the folder and any missing above it; an existing one is success;
+ *   `conflict` (fileDirectoryClash) when it or an ancestor is a file.
+ * - removeDir: an empty folder (its parent stays); `conflict` when it holds
+ *   anything or is a file; `not_found` when nothing is there.
  * - stat: file meta, `{ type: "dir" }`, or `not_found`.
  * - list: direct children sorted by UTF-8 bytes, names after `after`;
  *   `conflict` for a file, `not_found` for a missing non-root directory.
@@ -94,6 +100,9 @@ export interface StorageAdapter {
   read(at: CheckedFile, options: StorageReadOptions): Promise<Result<ReadOutcome>>;
   write(at: CheckedFile, body: ReadableStream<Uint8Array>, options: StorageWriteOptions): Promise<Result<StoredWrite>>;
   remove(at: CheckedFile): Promise<Result<null>>;
+  /** `at` names the folder as a root would (checked as `childRoot`); never the cap's root itself. */
+  makeDir(at: CheckedRoot): Promise<Result<null>>;
+  removeDir(at: CheckedRoot): Promise<Result<null>>;
   stat(at: CheckedEntry): Promise<Result<Stat>>;
   list(at: CheckedDir, options: StorageListOptions): Promise<Result<StorageListPage>>;
   /** Both ends lie under the same cap root. */

@@ -130,6 +130,23 @@ objectRoutes.delete(
   }),
 );
 
+// Folders: made (with any missing above) and removed while empty; both 204.
+objectRoutes.put(
+  "/:token/folder",
+  withQuery(["path"], async (cap, q) => {
+    const result = await cap.makeFolder(q.path);
+    return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
+  }),
+);
+
+objectRoutes.delete(
+  "/:token/folder",
+  withQuery(["path"], async (cap, q) => {
+    const result = await cap.removeFolder(q.path);
+    return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
+  }),
+);
+
 objectRoutes.get(
   "/:token/stat",
   withQuery(["path"], async (cap, q) => json(await cap.statPath(q.path))),

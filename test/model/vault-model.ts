@@ -5,10 +5,11 @@
  * cap, and the three observations must be identical.
  *
  * The model is a function of history only: a map of files keyed by their
- * full storage key, and a tree of caps. It knows nothing of R2 keys,
- * delimiters, folders, descriptors or Durable Objects. Directories are not
- * stored at all: a directory exists exactly while some file lies beneath it,
- * and a cap's root always exists. Paths are judged by the ONE parser,
+ * full storage key, a set of kept folders, and a tree of caps. It knows
+ * nothing of R2 keys, delimiters, markers, descriptors or Durable Objects. A
+ * directory exists while a file or a kept folder lies at or beneath it; a
+ * folder is kept once made (mkdir) or once a file left it (delete, move), until
+ * removed while empty (rmdir); a cap's root always exists. Paths are judged by the ONE parser,
  * `parseRelPath`, never by a second one; the other shared pure helpers
  * (UTF-8 order, byte ranges, etag lists, grant requests) are used as is.
  *
@@ -72,6 +73,8 @@ export type VaultRequest =
     }
   | { op: "delete"; cap: CapPick; path: string | null; queryFault?: QueryFault }
   | { op: "stat"; cap: CapPick; path: string | null; queryFault?: QueryFault }
+  | { op: "mkdir"; cap: CapPick; path: string | null; queryFault?: QueryFault }
+  | { op: "rmdir"; cap: CapPick; path: string | null; queryFault?: QueryFault }
   | {
       op: "list";
       cap: CapPick;
@@ -165,6 +168,8 @@ const MODEL_CURSOR = "model-cursor:";
 
 export class VaultModel {
   private readonly files = new Map<string, ModelFile>();
+  /** Kept folders by key (no trailing `/`): they exist while empty. */
+  private readonly dirs = new Set<string>();
   /**
    * Superseded content, by its bytes, with the key it was current at: quotas count it while a version still
    * points at it (not pruned) and it is not redacted, each set of bytes once, as the journal's ledger does.
@@ -241,6 +246,10 @@ export class VaultModel {
         return this.remove(request);
       case "stat":
         return this.stat(request);
+      case "mkdir":
+        return this.mkdir(request);
+      case "rmdir":
+        return this.rmdir(request);
       case "list":
         return this.list(request);
       case "move":
@@ -467,9 +476,51 @@ export class VaultModel {
     const gone = this.files.get(key.value);
     if (!gone) return { observation: this.isDir(key.value) ? error("conflict") : error("not_found") };
     this.supersede(key.value, gone);
+    this.keepParentOf(key.value);
     this.files.delete(key.value);
     this.journal.remove(this.journalPath(key.value), contentOf(gone), access.value.cap.role);
     return { observation: empty(204) };
+  }
+
+  /** The folder a checked `childRoot` path names: its key without the `/`, or the refusal. */
+  private folderKey(request: VaultRequest & { op: "mkdir" | "rmdir" }, right: Right): Outcome<string> {
+    const access = this.authorize(request.cap, [right], request.path, { rootAllowed: true, fault: request.queryFault });
+    if (!access.ok) return access;
+    const { cap, path } = access.value;
+    const rootKey = cap.levels.join("");
+    // Checked as a new root would be: the prefix with its `/` stays under the key limit.
+    if (path.text !== "" && utf8Length(`${rootKey}${path.text}/`) >= MAX_KEY_BYTES)
+      return { ok: false, observation: error("invalid_path") };
+    if (path.segments.length === 0) return { ok: false, observation: error("invalid_path") };
+    return { ok: true, value: `${rootKey}${path.text}` };
+  }
+
+  private mkdir(request: VaultRequest & { op: "mkdir" }): ModelAnswer {
+    const key = this.folderKey(request, "write");
+    if (!key.ok) return { observation: key.observation };
+    if (this.files.has(key.value) || this.someAncestorIsFile(key.value)) return { observation: error("conflict") };
+    this.dirs.add(key.value);
+    return { observation: empty(204) };
+  }
+
+  private rmdir(request: VaultRequest & { op: "rmdir" }): ModelAnswer {
+    const key = this.folderKey(request, "delete");
+    if (!key.ok) return { observation: key.observation };
+    if (this.files.has(key.value)) return { observation: error("conflict") };
+    if (!this.isDir(key.value)) return { observation: error("not_found") };
+    const inside = `${key.value}/`;
+    const holds =
+      [...this.files.keys()].some((k) => k.startsWith(inside)) || [...this.dirs].some((d) => d.startsWith(inside));
+    if (holds) return { observation: error("conflict") };
+    this.dirs.delete(key.value);
+    this.keepParentOf(key.value);
+    return { observation: empty(204) };
+  }
+
+  /** A folder stays once a file or folder leaves it. */
+  private keepParentOf(key: string): void {
+    const slash = key.lastIndexOf("/");
+    if (slash > 0) this.dirs.add(key.slice(0, slash));
   }
 
   private stat(request: VaultRequest & { op: "stat" }): ModelAnswer {
@@ -535,6 +586,12 @@ export class VaultModel {
       else if (!byName.has(name))
         byName.set(name, { name, type: "file", size: file.bytes.length, ...etagFor(cap, file), modified: "<time>" });
     }
+    for (const dir of this.dirs) {
+      if (!dir.startsWith(dirKey)) continue;
+      const name = dir.slice(dirKey.length).split("/")[0]!;
+      if (atCapRoot && !namesItself(name)) continue;
+      byName.set(name, { name, type: "dir" });
+    }
     const names = [...byName.keys()].filter((name) => after === null || compareUtf8(name, after) > 0).sort(compareUtf8);
     const page = names.slice(0, limit);
     const more = names.length > limit;
@@ -579,6 +636,7 @@ export class VaultModel {
     const replaced = replacedFile !== undefined;
     if (replaced && !overwrite) return { observation: error("conflict") };
     if (replacedFile && src.value !== dst.value) this.supersede(dst.value, replacedFile);
+    this.keepParentOf(src.value);
     this.files.delete(src.value);
     this.files.set(dst.value, source);
     // A move onto itself changes nothing, so it records nothing.
@@ -709,10 +767,11 @@ export class VaultModel {
     parent.children = parent.children.filter((r) => r !== role);
   }
 
-  /** A directory exists while a file lies beneath it. */
+  /** A directory exists while a file lies beneath it, or a kept folder at or beneath it. */
   private isDir(key: string): boolean {
     const prefix = `${key}/`;
     for (const other of this.files.keys()) if (other.startsWith(prefix)) return true;
+    for (const dir of this.dirs) if (dir === key || dir.startsWith(prefix)) return true;
     return false;
   }
 

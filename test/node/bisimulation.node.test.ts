@@ -91,6 +91,7 @@ type Command =
   | { kind: "stat"; cap: CapArg; path: PathArg }
   | { kind: "list"; cap: CapArg; path: PathArg; limit?: string; cursor?: string; depth?: string }
   | { kind: "delete"; cap: CapArg; path: PathArg }
+  | { kind: "mkdir" | "rmdir"; cap: CapArg; path: PathArg }
   | { kind: "move"; cap: CapArg; body: JsonBody }
   | { kind: "subdir"; cap: CapArg; body: JsonBody }
   | { kind: "revoke"; target: number }
@@ -387,6 +388,9 @@ const command: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("delete" as const), cap: capArg, path: queryPath }) },
+  // Folders: made, removed while empty (or refused), and met by writes, moves and listings.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("mkdir" as const), cap: capArg, path: queryPath }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("rmdir" as const), cap: capArg, path: queryPath }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("move" as const), cap: capArg, body: moveBody }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("subdir" as const), cap: capArg, body: subdirBody }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("revoke" as const), target: fc.nat(1000) }) },
@@ -521,6 +525,12 @@ async function perform(
     }
     case "delete":
       response = await fetch(url("/file", pathQuery(request.path, raw)), { method: "DELETE" });
+      break;
+    case "mkdir":
+    case "rmdir":
+      response = await fetch(url("/folder", pathQuery(request.path, raw)), {
+        method: request.op === "mkdir" ? "PUT" : "DELETE",
+      });
       break;
     case "stat":
       response = await fetch(url("/stat", pathQuery(request.path, raw)));
@@ -779,6 +789,8 @@ function toPlainRequest(
     }
     case "stat":
     case "delete":
+    case "mkdir":
+    case "rmdir":
       return { request: { op: cmd.kind, cap: pickCap(cmd.cap, model), path: cmd.path.text }, ...raw(cmd.path) };
     case "list": {
       const request: VaultRequest = { op: "list", cap: pickCap(cmd.cap, model), path: cmd.path.text };
@@ -1016,8 +1028,42 @@ const write = (cap: CapArg, path: string, condition: WriteCondition = "none"): C
 });
 const subdir = (cap: CapArg, path: string): Command => ({ kind: "subdir", cap, body: { path } });
 
+const folder = (kind: "mkdir" | "rmdir", cap: CapArg, path: string): Command => ({ kind, cap, path: pathArg(path) });
+
 /** Each ran differently on R2 and disk (or against the model) before its fix; kept so it never does again. */
 const KNOWN: [string, Command[]][] = [
+  [
+    "folders: made and listed while empty, kept by the last delete and move out, removed only while empty",
+    [
+      folder("mkdir", 0, "e/f"),
+      { kind: "list", cap: 0, path: pathArg("e") },
+      { kind: "list", cap: 0, path: pathArg("e/f") },
+      { kind: "list", cap: 0, path: pathArg(""), depth: "0" },
+      write(0, "e/f"),
+      write(0, "e/f/g"),
+      folder("rmdir", 0, "e/f"),
+      { kind: "delete", cap: 0, path: pathArg("e/f/g") },
+      { kind: "stat", cap: 0, path: pathArg("e/f") },
+      folder("rmdir", 0, "e"),
+      folder("rmdir", 0, "e/f"),
+      { kind: "list", cap: 0, path: pathArg("e") },
+      write(0, "m/n"),
+      { kind: "move", cap: 0, body: { from: "m/n", to: "n" } },
+      { kind: "list", cap: 0, path: pathArg("m") },
+      folder("mkdir", 0, "n/x"),
+      folder("mkdir", 0, "n"),
+      folder("rmdir", 0, "n"),
+      folder("rmdir", 0, ""),
+      folder("mkdir", 0, ""),
+      subdir(0, "k"),
+      write(1, "z"),
+      { kind: "delete", cap: 1, path: pathArg("z") },
+      { kind: "list", cap: 0, path: pathArg("k") },
+      { kind: "list", cap: 1, path: pathArg(""), depth: "2" },
+      folder("rmdir", 0, "k"),
+      { kind: "stat", cap: 0, path: pathArg("k") },
+    ],
+  ],
   [
     "quotas: a child's limits bind its writes, superseded and deleted bytes keep counting, looser limits are refused",
     [

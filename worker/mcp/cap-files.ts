@@ -9,7 +9,7 @@ import { mcpRefusal } from "./mcp-refusals.ts";
 export interface CapFiles extends TextFiles {
   /** A whole file's bytes; `too_large` past `maxBytes`, refused before a byte is read when its size says so. */
   readBytes(path: string, maxBytes: number): Promise<Result<Uint8Array>>;
-  /** Whether files could be written under this folder (see CapObject.checkFolder); makes nothing. */
+  /** Makes a folder that stays while empty (see CapObject.makeFolder). */
   checkFolder(path: string): Promise<Result<null>>;
 }
 
@@ -23,7 +23,7 @@ export function capFiles(cap: DurableObjectStub<CapObject>): CapFiles {
       if (read.value.status !== "body") return refuse("unavailable");
       return readAll(read.value.body, read.value.meta.size, maxBytes);
     },
-    checkFolder: async (path) => (await cap.checkFolder(path)) as Result<null>,
+    checkFolder: async (path) => (await cap.makeFolder(path)) as Result<null>,
   };
 }
 

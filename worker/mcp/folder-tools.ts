@@ -11,7 +11,7 @@ export const createDirectoryTool: CapTool = {
       "create_directory",
       {
         description:
-          "Make sure files can be written under a directory of this capability (nested ones included); an existing directory succeeds silently, a file in the way is a conflict. Directories here exist while they hold a file, so a new one shows up in listings once a file is written into it. Paths are relative to the capability's root.",
+          "Make sure files can be written under a directory of this capability (nested ones included); an existing directory succeeds silently, a file in the way is a conflict. The directory stays, empty, until deleted. Paths are relative to the capability's root.",
         inputSchema: { path: z.string().describe(DIR_PATH_HELP) },
         outputSchema: TEXT_OUTPUT,
         annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
