@@ -74,7 +74,7 @@ describe("durations", () => {
       return json(201, { token: "c".repeat(32), url: "x", id: "k", rights: ["read"], expiresAt: null });
     };
     expect((await runInProcess(["share", "notes", "--ttl", "1h"], { fetch, env })).code).toBe(0);
-    expect(calls).toEqual([{ path: "notes", ttlSeconds: 3600 }]);
+    expect(calls).toEqual([{ path: "notes", rights: ["read", "list"], ttlSeconds: 3600 }]);
   });
 });
 

@@ -10,18 +10,29 @@ import { UsageError } from "../usage-error.ts";
 export const revokeCommand: CommandSpec = {
   name: "revoke",
   summary: "revoke a cap (or one of its children) and everything minted from it",
-  usage: "revoke [CAP] [--child ID]",
+  usage: "revoke [CAP] --self | --child ID",
   description:
-    "Without --child: revokes CAP itself and all its descendants; it stops working at once.\n" +
-    "With --child ID: revokes that child of CAP (ids from `capvault children`), needs the subdir right.\n" +
+    "--self: revokes CAP itself and all its descendants; it stops working at once.\n" +
+    "--child ID: revokes that child of CAP (ids from `capvault children`), needs the subdir right.\n" +
+    "One of the two is required: with a root cap in CAPVAULT_CAP a bare revoke would end everything.\n" +
     "Files are never touched by revocation.",
   options: {
-    child: { type: "string", value: "ID", help: "revoke this child of CAP instead of CAP itself" },
+    self: { type: "boolean", help: "revoke CAP itself and everything minted from it" },
+    child: { type: "string", value: "ID", help: "revoke this child of CAP instead" },
   },
   async run(input) {
     const { cap, rest } = capFromInput(input, "revoke");
     positionalArgs(rest, { required: [] }, "revoke");
     const childId = stringOption(input.values.child);
+    const self = input.values.self === true;
+    if (self === (childId !== undefined)) {
+      throw new UsageError(
+        self
+          ? "give one target: --self or --child ID, not both"
+          : "say what to revoke: --self (CAP and everything minted from it) or --child ID (ids from `capvault children`)",
+        "revoke",
+      );
+    }
     if (childId !== undefined) {
       try {
         assertCapIdShape(childId);

@@ -213,9 +213,12 @@ describe("commands against the vault", () => {
 
   it("share, children, revoke --child, revoke", async () => {
     await root.write("team/readme.md", "hi team");
-    const share = await runInProcess(["share", "team", "--rights", "read,list,subdir", "--label", "helper"], {
-      env: env(),
-    });
+    const share = await runInProcess(
+      ["share", "team", "--rights", "read,list,subdir", "--ttl", "never", "--label", "helper"],
+      {
+        env: env(),
+      },
+    );
     expect(share.code).toBe(0);
     const childUrl = share.out.trim();
     expect(childUrl).toMatch(/\/object\/[a-z2-7]{48}$/);
@@ -251,7 +254,7 @@ describe("commands against the vault", () => {
     expect((await runInProcess(["info", grandUrl])).code).toBe(1);
 
     const temp = (await runInProcess(["share", "team"], { env: env() })).out.trim();
-    const self = await runInProcess(["revoke", temp, "--json"]);
+    const self = await runInProcess(["revoke", temp, "--self", "--json"]);
     expect(JSON.parse(self.out)).toMatchObject({ complete: true, revoked: expect.any(String) });
     expect((await runInProcess(["ls", temp])).code).toBe(1);
     expect((await runInProcess(["info"], { env: env() })).code).toBe(0);
