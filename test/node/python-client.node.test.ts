@@ -79,4 +79,14 @@ describe("Python package (clients/python)", () => {
     expect(benign![2]).toBe(benign![1]);
     expect(bisim.stdout).toMatch(/^score: \(a\) status quo leaked [1-9]\d*\/(\d+), \(b\) cap leaked 0\/\1$/m);
   }, 300_000);
+
+  it("Hermes plugin: Hermes' own test vectors pass through the cap-backed tools, on disk and R2", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const plugin = await run(venv.python, ["-m", "unittest", "-v", "test_hermes_plugin"], { cwd: TESTS, env: liveEnv() });
+    expect(plugin.status, plugin.output).toBe(0);
+    expect(plugin.output).toMatch(/^OK$/m);
+    expect(plugin.output).not.toMatch(/skipped/);
+    expect(plugin.output).toMatch(/^test_the_package_declares_the_hermes_entry_point .* \.\.\. ok$/m);
+    expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
+  }, 300_000);
 });
