@@ -82,7 +82,10 @@ describe("Python package (clients/python)", () => {
 
   it("Hermes plugin: Hermes' own test vectors pass through the cap-backed tools, on disk and R2", async () => {
     expect(venv.ok, venv.log).toBe(true);
-    const plugin = await run(venv.python, ["-m", "unittest", "-v", "test_hermes_plugin"], { cwd: TESTS, env: liveEnv() });
+    const plugin = await run(venv.python, ["-m", "unittest", "-v", "test_hermes_plugin"], {
+      cwd: TESTS,
+      env: liveEnv(),
+    });
     expect(plugin.status, plugin.output).toBe(0);
     expect(plugin.output).toMatch(/^OK$/m);
     expect(plugin.output).not.toMatch(/skipped/);
