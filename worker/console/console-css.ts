@@ -77,6 +77,7 @@ td .actions button { font-size: .85rem; padding: .15rem .5rem; }
 .files-body.split { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; align-items: start; }
 .files-body.split .preview-pane { position: sticky; top: 2.5rem; max-height: calc(100vh - 3rem); overflow: auto; }
 .files-body.split .preview-pane > * { margin-top: 0; }
+.files-body.split .entries th:nth-child(3), .files-body.split .entries td:nth-child(3) { display: none; }
 .zone.drop-only { border-color: var(--line); padding: 2.5rem 1rem; text-align: center; }
 .zone.drop-only.dragging { border-color: var(--accent); }
 .progress-text { color: var(--muted); font-size: .9rem; font-variant-numeric: tabular-nums; }
