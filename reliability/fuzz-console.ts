@@ -3,7 +3,7 @@ import { RIGHTS } from "../shared/rights.ts";
 import { pathText } from "./fuzz-paths.ts";
 import type { Surface } from "./fuzz-surfaces.ts";
 import { header, json } from "./http-call.ts";
-import { role, segment } from "./surface-cases.ts";
+import { role, segment, type VersionPick, versionId, versionText } from "./surface-cases.ts";
 import { judgeAnswer, outcomeOf, type Role, sendHttp } from "./surface-target.ts";
 import { subdir } from "./vault-fixture.ts";
 
@@ -25,7 +25,9 @@ export interface ConsoleCase {
     | { api: "read"; path: string; range: string | null }
     | { api: "remove"; path: string }
     | { api: "move"; from: string; to: string }
-    | { api: "share"; path: string; rights: unknown; ttlSeconds: unknown; label: unknown }
+    | { api: "share"; path: string; rights: unknown; ttlSeconds: unknown; label: unknown; history: unknown }
+    | { api: "versions"; path: string; cursor: string | null }
+    | { api: "readVersion" | "restore" | "redact"; id: VersionPick }
     | { api: "revokeBelow"; id: "throwaway" | string }
     | { api: "upload"; path: string; contentType: string; body: string }
     | { api: "asset"; file: string };
@@ -63,6 +65,22 @@ export const consoleSurface: Surface<ConsoleCase> = {
           rights: fc.oneof(fc.subarray([...RIGHTS]), fc.constantFrom(["admin"], [], null, "read")),
           ttlSeconds: fc.constantFrom(null, 3600, 86_400, 0, -1, 1.5, 1e308, "60"),
           label: fc.oneof(fc.constant(null), fc.string({ maxLength: 20 }), fc.constantFrom("x".repeat(201), "\u202e")),
+          history: fc.constantFrom(null, "all", "none", 1),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          api: fc.constant("versions" as const),
+          path,
+          cursor: fc.oneof(fc.constant(null), fc.constantFrom("1", "0", "-1", "x", "9".repeat(30))),
+        }),
+      },
+      {
+        weight: 3,
+        arbitrary: fc.record({
+          api: fc.constantFrom("readVersion" as const, "restore" as const, "redact" as const),
+          id: versionId,
         }),
       },
       {
@@ -140,7 +158,24 @@ export const consoleSurface: Surface<ConsoleCase> = {
         break;
       case "share":
         url = `${base}/subdir`;
-        init = jsonInit("POST", { path: k.path, rights: k.rights, ttlSeconds: k.ttlSeconds, label: k.label });
+        init = jsonInit("POST", {
+          path: k.path,
+          rights: k.rights,
+          ttlSeconds: k.ttlSeconds,
+          label: k.label,
+          history: k.history,
+        });
+        break;
+      case "versions":
+        url = `${base}/versions?${q({ path: k.path, cursor: k.cursor, limit: "100" })}`;
+        break;
+      case "readVersion":
+        url = `${base}/versions/${segment(versionText(target, k.id))}`;
+        break;
+      case "restore":
+      case "redact":
+        url = `${base}/versions/${segment(versionText(target, k.id))}/${k.api}`;
+        init = { method: "POST" };
         break;
       case "revokeBelow": {
         // Only a child minted for the case is ever revoked: the roles' own caps stay alive for the run.
