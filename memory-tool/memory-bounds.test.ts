@@ -19,7 +19,8 @@ const MiB = 1024 * 1024;
 function memoryFiles(initial: Record<string, string>) {
   const texts = new Map(Object.entries(initial));
   const files: TextFiles = {
-    readText: async (path) => (texts.has(path) ? ok({ text: texts.get(path)!, etag: "e" }) : failed(refusal("notFound"))),
+    readText: async (path) =>
+      texts.has(path) ? ok({ text: texts.get(path)!, etag: "e" }) : failed(refusal("notFound")),
     writeText: async (path, text) => {
       texts.set(path, text);
       return ok({ created: false, size: text.length, etag: "e", sha256: "s" });

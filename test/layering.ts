@@ -51,7 +51,11 @@ export function importsOf(file: string, source: string): Import[] {
   parsed.set(key, found);
   const add = (specifier: string, typeOnly: boolean) => {
     if (!specifier.startsWith(".")) return;
-    found.push({ from: file, to: path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)), typeOnly });
+    found.push({
+      from: file,
+      to: path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)),
+      typeOnly,
+    });
   };
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -117,7 +121,8 @@ export function typeCycles(files: ReadonlyMap<string, string>): string[][] {
   const edges = new Map<string, string[]>();
   for (const [file, source] of files) {
     if (isTestFile(file) || HARNESS.has(file.split("/")[0]!)) continue;
-    for (const imp of importsOf(file, source)) if (files.has(imp.to)) edges.set(file, [...(edges.get(file) ?? []), imp.to]);
+    for (const imp of importsOf(file, source))
+      if (files.has(imp.to)) edges.set(file, [...(edges.get(file) ?? []), imp.to]);
   }
   return valueCycles(edges);
 }
@@ -179,7 +184,8 @@ export function repositorySources(root: string): Map<string, string> {
       if (SKIP.has(entry.name)) continue;
       const rel = dir ? `${dir}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(rel);
-      else if (rel.endsWith(".ts") && !rel.endsWith(".d.ts")) files.set(rel, fs.readFileSync(path.join(root, rel), "utf8"));
+      else if (rel.endsWith(".ts") && !rel.endsWith(".d.ts"))
+        files.set(rel, fs.readFileSync(path.join(root, rel), "utf8"));
     }
   };
   walk("");

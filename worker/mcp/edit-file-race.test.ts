@@ -29,7 +29,8 @@ function racingFile(
     readText: async () => ok({ text, etag: `v${version}` }),
     writeText: async (_path, next, options) => {
       interfere(writes++, set);
-      if (options?.ifMatch !== undefined && options.ifMatch !== `v${version}`) return failed(refusal("preconditionFailed"));
+      if (options?.ifMatch !== undefined && options.ifMatch !== `v${version}`)
+        return failed(refusal("preconditionFailed"));
       set(next);
       return ok({ created: false, size: next.length, etag: `v${version}`, sha256: `s${version}` });
     },
@@ -42,7 +43,11 @@ function racingFile(
 }
 
 async function editFile(text: TextFiles, edits: { oldText: string; newText: string }[]) {
-  const files = { ...text, readBytes: async () => failed(refusal("notFound")), checkFolder: async () => failed(refusal("notFound")) };
+  const files = {
+    ...text,
+    readBytes: async () => failed(refusal("notFound")),
+    checkFolder: async () => failed(refusal("notFound")),
+  };
   const server = createCapMcpServer({ files, cap: {} as DurableObjectStub<CapObject>, origin: "http://vault.test" }, [
     "read",
     "write",
