@@ -4,8 +4,11 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { RESOURCES_PAGE } from "../../worker/mcp/cap-resources.ts";
+import { REQUEST_MAX_ANSWER_CHARS } from "../../worker/mcp/request-budget.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
@@ -72,5 +75,121 @@ describe("Origin", () => {
     const client = await connect(fs.url, { origin: "http://localhost:6274" });
     await expect(client.ping()).resolves.toBeDefined();
     await expect(connect(fs.url, { origin: "https://evil.example.com" })).rejects.toThrow(/"code":"forbidden"/);
+  });
+});
+
+const SKILL = "---\nname: fs-as-cap\ndescription: Reach files through a capability.\n---\n\n# Files as a cap\n";
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0x00]);
+
+/** Every resource of a listing, following nextCursor; the pages it took. */
+async function allResources(client: Client): Promise<{ uris: string[]; pages: number }> {
+  const uris: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client.listResources(cursor === undefined ? {} : { cursor });
+    uris.push(...page.resources.map((r) => r.uri));
+    cursor = page.nextCursor;
+    pages++;
+  } while (cursor !== undefined);
+  return { uris, pages };
+}
+
+async function mcpError(promise: Promise<unknown>): Promise<McpError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  return error as McpError;
+}
+
+describe("resources", () => {
+  let cap: FsCap;
+  beforeAll(async () => {
+    cap = await fs.subdir({ path: "res", rights: ["read", "write", "list"] });
+    const many = Array.from({ length: RESOURCES_PAGE + 5 }, (_, i) => `bulk/f${String(i).padStart(3, "0")}.txt`);
+    for (let i = 0; i < many.length; i += 20) {
+      await Promise.all(many.slice(i, i + 20).map((p) => cap.write(p, `text of ${p}`)));
+    }
+    await cap.write("notes/a b.md", "# A\n");
+    await cap.write("image.png", PNG);
+    await cap.write("skills/fs-as-cap/SKILL.md", SKILL);
+    await cap.write("skills/fs-as-cap/scripts/run.sh", "echo hi\n");
+  });
+
+  it("lists every file of the cap as a file: resource, paged, and each skill folder as a skill: resource", async () => {
+    const client = await connect(cap.url);
+    const { uris, pages } = await allResources(client);
+    expect(pages).toBe(2);
+    expect(uris).toHaveLength(RESOURCES_PAGE + 5 + 4 + 1);
+    expect(new Set(uris).size).toBe(uris.length);
+    expect(uris).toContain("file:///bulk/f000.txt");
+    expect(uris).toContain("file:///notes/a%20b.md");
+    expect(uris).toContain("file:///skills/fs-as-cap/SKILL.md");
+    expect(uris).toContain("skill://skills/fs-as-cap/SKILL.md");
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["file:///{+path}", "skill://{+skill}/SKILL.md"]);
+  });
+
+  it("reads text as text, other bytes as base64, and a skill by its skill: URI", async () => {
+    const client = await connect(cap.url);
+    expect((await client.readResource({ uri: "file:///notes/a%20b.md" })).contents).toEqual([
+      { uri: "file:///notes/a%20b.md", mimeType: "text/markdown", text: "# A\n" },
+    ]);
+    expect((await client.readResource({ uri: "file:///image.png" })).contents).toEqual([
+      { uri: "file:///image.png", mimeType: "image/png", blob: Buffer.from(PNG).toString("base64") },
+    ]);
+    const skill = await client.readResource({ uri: "skill://skills/fs-as-cap/SKILL.md" });
+    expect(skill.contents).toEqual([
+      { uri: "skill://skills/fs-as-cap/SKILL.md", mimeType: "text/markdown", text: SKILL },
+    ]);
+  });
+
+  it("answers a missing file as resource not found, and never reads outside the cap", async () => {
+    const client = await connect(cap.url);
+    expect((await mcpError(client.readResource({ uri: "file:///missing.txt" }))).code).toBe(-32002);
+    await fs.write("outside.txt", "secret");
+    for (const uri of [
+      "file:///../outside.txt",
+      "file:///%2E%2E/outside.txt",
+      "file:////outside.txt",
+      "https://x/y",
+      "skill://skills/fs-as-cap/run.sh",
+    ]) {
+      const error = await mcpError(client.readResource({ uri }));
+      expect(error.message, uri).not.toContain("secret");
+      expect(error.message, uri).not.toContain("mcp-2026/");
+    }
+  });
+
+  it("follows the cap's rights: no resources without read, an empty list without list", async () => {
+    const writeOnly = await connect((await fs.subdir({ path: "res", rights: ["write"] })).url);
+    expect(writeOnly.getServerCapabilities()?.resources).toBeUndefined();
+    const readOnly = await connect((await fs.subdir({ path: "res", rights: ["read"] })).url);
+    expect((await readOnly.listResources()).resources).toEqual([]);
+    expect((await readOnly.readResource({ uri: "file:///notes/a%20b.md" })).contents).toHaveLength(1);
+  });
+
+  it("charges reads to the request's answer budget: a batch past 16 Mi characters is refused past the budget", async () => {
+    const big = "x".repeat(2 * 1024 * 1024);
+    await cap.write("big.txt", big);
+    const batch = Array.from({ length: 10 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: "resources/read",
+      params: { uri: "file:///big.txt" },
+    }));
+    const response = await fetch(`${cap.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(batch),
+    });
+    const answers = (await response.json()) as { result?: unknown; error?: { message: string } }[];
+    // A read keeps room for its bytes as base64 (4 characters for 3 bytes), whatever it turns out to be.
+    const fit = Math.floor((REQUEST_MAX_ANSWER_CHARS * 3) / 4 / big.length) + 1;
+    expect(fit * big.length).toBeLessThanOrEqual(REQUEST_MAX_ANSWER_CHARS);
+    expect(answers.filter((a) => a.result).length).toBe(fit);
+    expect(answers.slice(fit).every((a) => /answers have used their budget/.test(a.error?.message ?? ""))).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
 import { rootedFiles } from "./cap-files.ts";
+import { registerCapResources } from "./cap-resources.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
@@ -114,6 +115,7 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
   for (const tool of CAP_TOOLS) {
     if (tool.allowed(rights)) tool.register(serialServer, context);
   }
+  registerCapResources(server, rights, scope);
   return server;
 }
 

@@ -10,7 +10,7 @@ import { errorResult } from "./tool-result.ts";
 export const MAX_MEDIA_BYTES = 8 * 1024 * 1024;
 
 /** The official server's table: the type follows the name's extension, not the stored content type. */
-const MIME_TYPES: Record<string, string> = {
+export const MIME_TYPES: Record<string, string> = {
   ".png": "image/png",
   ".jpg": "image/jpeg",
   ".jpeg": "image/jpeg",
@@ -59,7 +59,7 @@ export const readMediaFileTool: CapTool = {
 const BASE64_SLICE = 3 * 256 * 1024;
 
 /** `bytes` as base64, a turn of the runtime between slices: 8 MiB at once held up other requests. */
-async function base64InTurns(bytes: Uint8Array): Promise<string> {
+export async function base64InTurns(bytes: Uint8Array): Promise<string> {
   const parts: string[] = [];
   for (let at = 0; at < bytes.byteLength; at += BASE64_SLICE) {
     if (at > 0) await yieldTurn();
@@ -74,7 +74,7 @@ async function base64InTurns(bytes: Uint8Array): Promise<string> {
  * pathToFileURL escapes (`%`, `\`, newlines and tabs first, then what a URL
  * path escapes). It names no host path: the root's own location stays hidden.
  */
-function fileUri(rel: string): string {
+export function fileUri(rel: string): string {
   const url = new URL("file:///");
   url.pathname = `/${rel.replace(/[%\\\n\r\t]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)}`;
   return url.href;
