@@ -74,7 +74,8 @@ export interface RpcWriteOptions {
 
 export interface RpcSubdirOptions {
   rights?: Right[];
-  ttlSeconds?: number;
+  /** Default 3600: an RPC child expires after an hour (never past this cap). `null`: no lifetime of its own. */
+  ttlSeconds?: number | null;
   label?: string;
   /** As `POST /subdir`: never looser than this cap's quota. */
   maxBytes?: number;

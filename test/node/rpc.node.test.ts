@@ -145,6 +145,15 @@ describe("pipelining", () => {
     const children = await fs.childrenPage();
     expect(JSON.stringify(children)).toContain(info.id);
 
+    // An hour unless asked otherwise: children minted per call do not pile up forever.
+    const expires = (at: string | null) => (at === null ? null : Date.parse(at) - Date.now());
+    expect(expires(info.expiresAt)).toBeGreaterThan(3000_000);
+    expect(expires(info.expiresAt)).toBeLessThanOrEqual(3600_000);
+    expect(expires((await connect(fs.url).subdir("skills", { ttlSeconds: 60 }).info()).expiresAt)).toBeLessThanOrEqual(
+      60_000,
+    );
+    expect((await connect(fs.url).subdir("skills", { ttlSeconds: null }).info()).expiresAt).toBeNull();
+
     // Without share(), no answer carries a cap URL or token.
     rpcRequests.length = 0;
     const again = connect(fs.url).subdir("skills", { rights: ["read"] });

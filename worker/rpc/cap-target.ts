@@ -39,6 +39,9 @@ export interface RpcContext {
  * The token lives in a `#` field, which capnweb never exposes or sends: a
  * client holds a stub, and only `share()` turns it into a cap URL.
  */
+/** An RPC `subdir()` child's lifetime when the call names none: an hour (never past its parent's). */
+export const RPC_SUBDIR_DEFAULT_TTL_SECONDS = 3600;
+
 export class CapTarget extends RpcTarget {
   readonly #cap: CapStub;
   readonly #token: string;
@@ -109,14 +112,18 @@ export class CapTarget extends RpcTarget {
 
   /**
    * Mints a real child (durable, listed by this cap, revoked with it) and
-   * answers with its target. A pipelined call on the answer runs once the
+   * answers with its target. It expires after {@link RPC_SUBDIR_DEFAULT_TTL_SECONDS}
+   * unless `ttlSeconds` says otherwise (`null`: no lifetime of its own). A pipelined call on the answer runs once the
    * child exists; the child's token never leaves the worker unless shared.
    */
   async subdir(
     path?: string,
-    options?: { rights?: string[]; ttlSeconds?: number; label?: string; history?: "all" },
+    options?: { rights?: string[]; ttlSeconds?: number | null; label?: string; history?: "all" },
   ): Promise<CapTarget> {
-    const request = unwrap(parseGrantRequest({ path: pathArg(path) ?? "", ...optionsArg(options, GRANT_FIELDS) }));
+    const fields = { ...optionsArg(options, GRANT_FIELDS) };
+    // One child per call, often one per request: without a lifetime they would pile up to the children limit.
+    if (fields.ttlSeconds === undefined) fields.ttlSeconds = RPC_SUBDIR_DEFAULT_TTL_SECONDS;
+    const request = unwrap(parseGrantRequest({ path: pathArg(path) ?? "", ...fields }));
     const minted = await this.#call(() => this.#cap.mintChild(request, this.#context.origin), 0, true);
     const { key } = await digestToken(minted.token);
     return new CapTarget(capObjectStub(this.#context.env, key), minted.token, this.#context, false);
