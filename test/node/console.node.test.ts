@@ -421,8 +421,20 @@ describe("web console in Chromium", () => {
     expect(await text("hist/a.txt")).toBe("v1\n");
     // ... after an overwrite by upload,
     await writeFile(path.join(files, "a.txt"), "v3\n");
+    // Each upload's row says its percent (the spec ends every upload with a progress event at 100%).
+    await page.evaluate(`(() => {
+      window.progressSeen = [];
+      new MutationObserver((records) => {
+        for (const r of records) for (const n of r.addedNodes) {
+          const el = n.nodeType === 1 ? n.querySelector(".progress-text") : n.parentElement;
+          if (el?.classList.contains("progress-text")) window.progressSeen.push(el.textContent);
+        }
+      }).observe(document.querySelector(".uploads"), { childList: true, subtree: true });
+    })()`);
     await page.setInputFiles("#upload-input", [path.join(files, "a.txt")]);
     await page.locator("#status", { hasText: "replacing" }).waitFor();
+    const seen = (await page.evaluate("window.progressSeen")) as string[];
+    expect([seen[0], seen.at(-1)]).toEqual(["0%", "100%"]);
     expect(await text("hist/a.txt")).toBe("v3\n");
     await undo.click();
     await page.locator("#status", { hasText: "Undone" }).waitFor();

@@ -259,8 +259,10 @@ function row(
   }
   if (!isDir && ctx.can("delete")) {
     const remove = async () => {
-      if (!confirm(`Delete "${path}"? Its history keeps it: Undo right after, or restore it from History later.`))
-        return;
+      const after = canRestore(ctx)
+        ? "Undo right after, or restore it from History later."
+        : "a cap with read and write can restore it.";
+      if (!confirm(`Delete "${path}"? Its history keeps it: ${after}`)) return;
       if (await attempt(() => ctx.api.remove(path))) {
         const gone = canRestore(ctx) ? await ownLatest(ctx, path, "deleted") : null;
         say(`Deleted ${path}`, "ok", gone ? restoreAll(ctx, [gone], reload) : undefined);
