@@ -254,7 +254,8 @@ describe("a quota hold and a revocation", () => {
     const stub = capObjectStub(env, (await digestToken(minted.token)).key);
     const outcome = await runInDurableObject(stub, async (instance) => {
       // The real journal, reached through a binding that lets the revocation in exactly while the hold is asked.
-      const real = instance.env;
+      // biome-ignore lint/complexity/useLiteralKeys: env is protected; the test reaches it on purpose.
+      const real = instance["env"];
       let revoked: unknown = null;
       const JOURNALS = {
         idFromName: (name: string) => real.JOURNALS.idFromName(name),
