@@ -41,7 +41,10 @@ from typing import IO, Any, Callable, List, Optional, Sequence
 
 from .client import FsCap, PathArg
 
-__all__ = ["HermesFs"]
+__all__ = ["HermesFs", "SCOPED_TTL_SECONDS"]
+
+#: How long a child minted by :meth:`HermesFs.scoped` lives unless told otherwise: an hour.
+SCOPED_TTL_SECONDS = 3600
 
 _READ_MODES = {"r", "rt", "rb"}
 _WRITE_MODES = {"w", "wt", "wb", "x", "xt", "xb"}
@@ -120,10 +123,16 @@ class HermesFs:
         self,
         path: PathArg,
         rights: Optional[Sequence[str]] = None,
-        ttl_seconds: Optional[int] = None,
+        ttl_seconds: Optional[int] = SCOPED_TTL_SECONDS,
         label: Optional[str] = None,
     ) -> "HermesFs":
         """A narrower ``HermesFs`` for a sub-tool: a child cap rooted at ``path``, with at most ``rights``.
+
+        Every call mints a new child, which expires after ``ttl_seconds``
+        (default :data:`SCOPED_TTL_SECONDS`, an hour, never later than this
+        cap): children minted per task do not pile up toward the vault's
+        limit of children per cap. ``ttl_seconds=None`` asks for no lifetime
+        of its own (as long as this cap).
 
         The name is judged like any path (``"../x"`` is ``path_escapes``), and
         the child can never reach above its root, even if that folder is later

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import unittest
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -471,6 +472,17 @@ class HermesFsTests(unittest.TestCase):
         self.assertEqual(ctx.exception.code, "forbidden")
         self.assertEqual(self.cap.read("skills/a/SKILL.md"), b"a")
         self.assertNotIn(self.cap.url.rsplit("/", 1)[-1], repr(viewer) + repr(self.hfs))
+
+    def test_scoped_children_expire_after_an_hour_unless_asked(self) -> None:
+        left = _seconds_left(self.hfs.scoped("skills")._cap.minted["expiresAt"])
+        self.assertTrue(3000 < left <= 3600, left)
+        self.assertLessEqual(_seconds_left(self.hfs.scoped("skills", ttl_seconds=60)._cap.minted["expiresAt"]), 60)
+        self.assertIsNone(self.hfs.scoped("skills", ttl_seconds=None)._cap.minted["expiresAt"])
+
+
+def _seconds_left(expires_at: Optional[str]) -> float:
+    assert expires_at is not None, "the child has no expiry"
+    return (datetime.fromisoformat(expires_at.replace("Z", "+00:00")) - datetime.now(timezone.utc)).total_seconds()
 
 
 # ---------------------------------------------------------------------------
