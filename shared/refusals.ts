@@ -237,6 +237,11 @@ export const REFUSALS = {
   malformedDiskCall: { code: "bad_request", message: "malformed disk call" },
   // -- Cap'n Web RPC (worker/rpc/)
   rpcMalformed: { code: "bad_request", message: "malformed RPC message" },
+  rpcUnresolvedPromise: {
+    code: "bad_request",
+    message: "an RPC batch passes a promise of its own that it never resolves; nothing was run",
+  },
+  rpcBatchStuck: { code: "bad_request", message: "the RPC batch waited on a value its client never sent" },
   rpcNeedsUpgrade: { code: "bad_request", message: "RPC takes a POST batch or a WebSocket upgrade" },
   rpcTooManyMessages: {
     code: "too_large",

@@ -70,6 +70,21 @@ describe("an RPC batch over a bound", () => {
     expect(children.children).toEqual([]);
   });
 
+  it("that waits on a promise of its client's it never resolves is refused whole, not held until it hangs", async () => {
+    const root = await freshRoot();
+    // Found by the fuzz: the call waited for the client, which in a batch can send nothing more, so the
+    // runtime cancelled the request as hung (a 500).
+    for (const lines of [
+      ['["push",["promise",-1]]', '["pull",1]'],
+      [JSON.stringify(["push", ["pipeline", 0, ["write"], ["p.txt", ["promise", -1]]]]), '["pull",1]'],
+    ]) {
+      const res = await postBatch(root.token, lines);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: unknown }).error).toEqual(refusal("rpcUnresolvedPromise"));
+    }
+    expect(await errorCode(await cap(root.token).stat("p.txt"))).toBe("not_found");
+  });
+
   it("chained deeper than its pipeline bound is refused whole", async () => {
     const root = await freshRoot();
     const chain = Array.from({ length: RPC_LIMITS.pipelineDepth + 1 }, (_, i) => rpcLine(i, "subdir", [""]));

@@ -19,6 +19,8 @@ export function checkBatch(text: string): Result<string[]> {
   if (work.calls > RPC_LIMITS.batchCalls) return refuse("rpcTooManyCalls", { limit: RPC_LIMITS.batchCalls });
   if (work.mints > RPC_LIMITS.batchMints) return refuse("rpcTooManyMints", { limit: RPC_LIMITS.batchMints });
   if (work.chain > RPC_LIMITS.pipelineDepth) return refuse("rpcPipelineTooDeep", { limit: RPC_LIMITS.pipelineDepth });
+  // A batch has no later message to resolve its promise with: a call waiting on it would hold the request forever.
+  for (const id of work.promises) if (!work.settled.has(id)) return refuse("rpcUnresolvedPromise");
   return ok(lines);
 }
 
@@ -27,6 +29,10 @@ export interface BatchWork {
   calls: number;
   mints: number;
   chain: number;
+  /** Ids of the client's own promises the batch passes (`["promise", id]`). */
+  promises: Set<number>;
+  /** Ids the batch resolves or rejects (`["resolve", id, …]`, `["reject", id, …]`). */
+  settled: Set<number>;
 }
 
 /**
@@ -38,7 +44,7 @@ export interface BatchWork {
  * Lines that are not JSON are left to capnweb, which refuses the batch.
  */
 export function batchWork(lines: string[]): BatchWork {
-  const work: BatchWork = { calls: 0, mints: 0, chain: 0 };
+  const work: BatchWork = { calls: 0, mints: 0, chain: 0, promises: new Set(), settled: new Set() };
   const chainOf: number[] = [0];
   for (const line of lines) {
     let message: unknown;
@@ -47,7 +53,13 @@ export function batchWork(lines: string[]): BatchWork {
     } catch {
       continue;
     }
-    if (!Array.isArray(message) || message[0] !== "push") continue;
+    if (!Array.isArray(message)) continue;
+    if ((message[0] === "resolve" || message[0] === "reject") && typeof message[1] === "number") {
+      work.settled.add(message[1]);
+      expressionChain(message[2], work, chainOf);
+      continue;
+    }
+    if (message[0] !== "push") continue;
     const chain = expressionChain(message[1], work, chainOf);
     chainOf.push(chain);
     work.chain = Math.max(work.chain, chain);
@@ -63,6 +75,10 @@ function expressionChain(value: unknown, work: BatchWork, chainOf: number[]): nu
   // An array value is sent wrapped in an array of its own.
   if (value.length === 1 && Array.isArray(value[0])) return longest(value[0]);
   const [tag, id, path, args] = value as [unknown, unknown, unknown, unknown];
+  if (tag === "promise" && typeof id === "number") {
+    work.promises.add(id);
+    return 0;
+  }
   if ((tag === "pipeline" || tag === "import" || tag === "remap") && typeof id === "number") {
     const on = chainOf[id] ?? 0;
     if (tag === "remap") return Math.max(on, longest(value.slice(2))) + 1;

@@ -18,6 +18,8 @@ export const RPC_LIMITS = {
    * so a full batch stays well under 1 s.
    */
   batchCalls: 250,
+  /** How long a batch's calls may take in all before the batch is answered as stuck. */
+  batchMillis: 30_000,
   /** Caps minted (`subdir`) by one batch: each is a durable object and a stored record. */
   batchMints: 16,
   /**

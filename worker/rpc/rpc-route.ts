@@ -46,7 +46,13 @@ rpcRoutes.post("/:token/rpc", async (c) => {
     return errorResponse(refusal("rpcMalformed"));
   }
   budget.open();
-  await session.drain();
+  // A batch that still waits on its client once its calls ran can never finish (its client sends nothing
+  // more): answer rather than hold the request until the runtime cancels it as hung, with a 500.
+  const timer = Promise.withResolvers<false>();
+  const timeout = setTimeout(() => timer.resolve(false), RPC_LIMITS.batchMillis);
+  const drained = await Promise.race([session.drain().then(() => true), timer.promise]);
+  clearTimeout(timeout);
+  if (!drained) return errorResponse(refusal("rpcBatchStuck"));
   return new Response(transport.body(), { headers: { "Content-Type": "text/plain; charset=utf-8" } });
 });
 
