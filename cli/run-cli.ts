@@ -3,7 +3,7 @@ import { isCapError } from "../clients/typescript/cap-error.ts";
 import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CommandInput, CommandSpec } from "./command-spec.ts";
-import { findCommand } from "./command-table.ts";
+import { COMMANDS, findCommand } from "./command-table.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
 import { Interrupted } from "./interrupted.ts";
@@ -84,7 +84,35 @@ function wantsHelp(args: readonly string[]): boolean {
 function unknownCommand(name: string): string {
   // Someone typing `capvault <cap-url> ls` must not get their secret echoed into a log.
   if (/^https?:\/\//i.test(name)) return "the command comes first: capvault <command> [CAP] …";
-  return `unknown command '${redactCapUrls(name)}'`;
+  const near = nearestCommand(name);
+  return `unknown command '${redactCapUrls(name)}'${near ? `; did you mean '${near}'?` : ""}`;
+}
+
+/** The command a typo most likely meant: at most two edits away (one for short names). */
+function nearestCommand(name: string): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const command of COMMANDS) {
+    const distance = editDistance(name.toLowerCase(), command.name);
+    if (distance <= (command.name.length <= 3 ? 1 : 2) && (best === undefined || distance < best.distance))
+      best = { name: command.name, distance };
+  }
+  return best?.name;
+}
+
+/** Edits (insert, delete, replace, swap of neighbours) between two words; 3 stands for "far". */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i]!;
+      row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+    }
+  return d[a.length]![b.length]!;
 }
 
 function usageFailure(io: CliIo, error: UsageError): number {
@@ -105,7 +133,7 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
     return EXIT.refused;
   }
   if (isCapError(error)) {
-    const message = redactCapUrls(error.message);
+    const message = redactCapUrls(error.message) + settingHint(error.code, error.message);
     // The message (and, from a hostile server, even the code) is the vault's text: shown escaped.
     io.stderr.write(`capvault: ${terminalSafe(error.code)}: ${terminalSafe(message)}\n`);
     // One line: after `watch --json`'s events it is the stream's last line, still one JSON document per line.
@@ -119,5 +147,13 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
 
 /** Belt and braces: whatever a message says, a cap token never reaches the terminal or a log. */
 export function redactCapUrls(text: string): string {
-  return text.replace(/\/object\/[^\s/'"`?#]+/g, "/object/…");
+  // Tokens are base32; closing brackets and placeholders such as `<token>` stay, so the text reads whole.
+  return text.replace(/\/object\/[^\s/'"`?#()<>[\]{},;]+/g, "/object/…");
+}
+
+/** A file-size refusal names the setting that decides it, which lives where the vault runs. */
+function settingHint(code: string, message: string): string {
+  return code === "too_large" && /^files are limited to \d+ bytes$/.test(message)
+    ? " (set by CAPVAULT_MAX_FILE_BYTES, or --max-file-bytes, where the vault runs)"
+    : "";
 }

@@ -60,8 +60,9 @@ versionsRoutes.post(
   withCap(async (cap, c) => {
     const written = await cap.restoreVersion(c.req.param("id") ?? "");
     if (!written.ok) return errorResponse(written.error);
-    const { size, etag, sha256 } = written.value;
-    return Response.json({ size, etag, sha256 }, { headers: { ETag: `"${etag}"` } });
+    // The cap-relative path the bytes went back to: the caller named only a version id.
+    const { path, size, etag, sha256 } = written.value;
+    return Response.json({ path, size, etag, sha256 }, { headers: { ETag: `"${etag}"` } });
   }),
 );
 

@@ -19,6 +19,8 @@ export const mcpCommand: CommandSpec = {
     // Not even quoted back: it may be the cap URL itself.
     if (input.positionals.length > 0)
       throw new UsageError("mcp takes no arguments: give the cap in CAPVAULT_CAP or --cap-file PATH", "mcp");
+    if (input.values["cap-file"] === undefined && !input.io.env.CAPVAULT_CAP)
+      throw new UsageError("no cap: set CAPVAULT_CAP or use --cap-file PATH (mcp takes no arguments)", "mcp");
     const { cap } = capFromInput(input, "mcp");
     await runBridge(new CapEndpoint(cap.url, input.io.fetch), input.io);
   },

@@ -18,12 +18,12 @@ export const restoreCommand: CommandSpec = {
   async run(input) {
     const { cap, rest } = capFromInput(input, "restore");
     const [id] = positionalArgs(rest, { required: ["VERSION_ID"] }, "restore");
-    const { size, etag, sha256 } = await cap.restore(id);
-    if (input.json) await printJson(input.io, { restored: id, size, etag, sha256 });
+    const { path, size, etag, sha256 } = await cap.restore(id);
+    if (input.json) await printJson(input.io, { restored: id, path, size, etag, sha256 });
     else
       await writeOut(
         input.io.stdout,
-        `restored version ${terminalSafe(id)} (${formatBytes(size)}, etag ${terminalSafe(etag)})\n`,
+        `restored ${terminalSafe(path ?? "?")} from version ${terminalSafe(id)} (${formatBytes(size)}, etag ${terminalSafe(etag)})\n`,
       );
   },
 };

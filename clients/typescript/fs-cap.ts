@@ -394,9 +394,9 @@ export class FsCap {
    * @example
    * await fs.restore(deleted.id); // the deleted file is back
    */
-  async restore(id: string): Promise<Omit<WriteResult, "created">> {
+  async restore(id: string): Promise<Omit<WriteResult, "created"> & { path: string }> {
     const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/restore`, expect: [200] });
-    return this.#http.json<Omit<WriteResult, "created">>(response);
+    return this.#http.json<Omit<WriteResult, "created"> & { path: string }>(response);
   }
 
   /**

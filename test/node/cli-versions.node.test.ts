@@ -70,7 +70,7 @@ describe("versions, restore, redact, cat --version", () => {
 
     expect((await runInProcess(["cat", "--version", created!.id], { env: env() })).out).toBe("v1");
     const restored = await runInProcess(["restore", deleted!.id, "--json"], { env: env() });
-    expect(JSON.parse(restored.out)).toMatchObject({ restored: deleted!.id, size: 3 });
+    expect(JSON.parse(restored.out)).toMatchObject({ restored: deleted!.id, path: "plan.md", size: 3 });
     expect(await root.readText("plan.md")).toBe("v22");
     expect(rows((await runInProcess(["versions", "plan.md"], { env: env() })).out).map((r) => r[1])).toEqual([
       "created",
