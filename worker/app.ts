@@ -1,8 +1,10 @@
 import { Hono } from "hono";
 import { refusal } from "../shared/refusals.ts";
 import { adminRoutes } from "./admin-routes.ts";
+import { capFromHeader } from "./cap-header-routes.ts";
 import type { AppEnv } from "./cap-stub.ts";
 import { consoleRoutes } from "./console/console-routes.ts";
+import { davRoutes } from "./dav/dav-routes.ts";
 import { errorResponse } from "./http-error.ts";
 import { objectRoutes } from "./object-routes.ts";
 import { requestLog } from "./request-log.ts";
@@ -20,7 +22,12 @@ export const app = new Hono<AppEnv>();
 
 app.use("*", requestLog, securityHeaders, settleUnreadBody);
 app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
+app.route("/", davRoutes);
 app.route("/object", objectRoutes);
+// The same routes with the token in `Authorization` instead of the URL (worker/cap-header-routes.ts).
+const viaHeader = capFromHeader((request, c) => app.fetch(request, c.env, c.executionCtx));
+app.all("/cap", viaHeader);
+app.all("/cap/*", viaHeader);
 app.route("/admin", adminRoutes);
 app.route("/ui", consoleRoutes);
 app.notFound(() => errorResponse(refusal("noSuchRoute")));

@@ -21,13 +21,15 @@ import { errorResponse } from "./http-error.ts";
  * first bit says "unbound" skips all of it (shared/token.ts, mayBeBound).
  */
 
-/** The routes that take proofs this round: `<method> <path after the token>`, `*` one segment. */
+/** The routes that take proofs: `<method> <path after the token>`, `*` one segment. Every other one refuses a bound cap as unknown. */
 const PROVED_ROUTES = [
   "GET ",
   "DELETE ",
   "GET /file",
   "PUT /file",
   "DELETE /file",
+  "PUT /folder",
+  "DELETE /folder",
   "GET /stat",
   "GET /list",
   "POST /move",
@@ -37,12 +39,50 @@ const PROVED_ROUTES = [
   "GET /tree",
   "DELETE /tree/*",
   "DELETE /children/*",
+  "GET /versions",
+  "GET /versions/*",
+  "POST /versions/*/restore",
+  "POST /versions/*/redact",
+  "GET /watch",
+  "POST /memory",
+  "POST /mcp",
+  "POST /rpc",
+  "GET /rpc",
 ];
 
 function provedRoute(method: string, rest: string): boolean {
-  const shape = rest.replace(/^\/(tree|children)\/[^/]+$/, "/$1/*");
+  const shape = rest
+    .replace(/^\/(tree|children|versions)\/[^/]+$/, "/$1/*")
+    .replace(/^\/versions\/[^/]+\/(restore|redact)$/, "/versions/*/$1");
   return PROVED_ROUTES.includes(`${method} ${shape}`);
 }
+
+/**
+ * WebSocket upgrades (RPC, watch): a browser cannot set a `DPoP` header on
+ * one, so the proof may ride in `Sec-WebSocket-Protocol` as the entry
+ * `dpop.<proof>` next to {@link DPOP_SUBPROTOCOL}, which the 101 names back
+ * (a browser fails a handshake whose answer names no offered protocol). The
+ * proof is the usual one (htm GET, htu the https URL) and, like every proof,
+ * admitted once: it opens one upgrade.
+ */
+export const DPOP_SUBPROTOCOL = "capvault.dpop";
+const PROTOCOL_PROOF_PREFIX = "dpop.";
+
+function upgradeProof(c: Context<AppEnv>): string | null {
+  if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return null;
+  const offered = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
+  if (!offered.includes(DPOP_SUBPROTOCOL)) return null;
+  const entries = offered.filter((p) => p.startsWith(PROTOCOL_PROOF_PREFIX));
+  return entries.length === 1 ? entries[0]!.slice(PROTOCOL_PROOF_PREFIX.length) : null;
+}
+
+/**
+ * Requests that came through `/cap/...` with the token in `Authorization`
+ * (worker/cap-header-routes.ts), rewritten to `/object/<token>/...`: the path
+ * the client used (its proof's `htu`) and the scheme it named. Keyed by the
+ * rewritten Request object itself, so no client header can claim either.
+ */
+export const headerCarried = new WeakMap<Request, { path: string; scheme: "dpop" | "bearer" }>();
 
 /** A 401 for the holder's own stale, replayed or misdirected proof (RFC 9449 §7.1). */
 function invalidProof(): Response {
@@ -102,14 +142,20 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
   let admission: HolderAdmission = { kind: "unproved" };
   let claimedDigest: Uint8Array | null = null;
   const now = Date.now();
-  if (provedRoute(method, rest) && /^https?:\/\/[^/?#\s]+$/.test(origin)) {
-    const hasBody = method !== "GET" && method !== "HEAD" && method !== "DELETE";
+  const carried = headerCarried.get(c.req.raw);
+  const headerProof = c.req.header("dpop") ?? null;
+  const protocolProof = headerProof === null ? upgradeProof(c) : null;
+  // `Authorization: Bearer` never carries a bound cap (RFC 9449 §7.2): it answers as unknown, proof or not.
+  const mayProve = carried?.scheme !== "bearer";
+  if (mayProve && provedRoute(method, rest) && /^https?:\/\/[^/?#\s]+$/.test(origin)) {
+    const hasBody = method !== "GET" && method !== "HEAD" && method !== "DELETE" && c.req.raw.body !== null;
     const body: ProofBody = hasBody ? { kind: "streamed" } : { kind: "none" };
     // The key named in the proof is the one checked here; the object compares it with the cap's.
-    const proof = c.req.header("dpop") ?? null;
+    const proof = headerProof ?? protocolProof;
     const jkt = await proofThumbprint(proof);
     if (jkt) {
-      const checked = await verifyProof({ proof, method, url: origin + url.pathname, token, jkt, body, now });
+      const htu = origin + (carried?.path ?? url.pathname);
+      const checked = await verifyProof({ proof, method, url: htu, token, jkt, body, now });
       if (checked.ok) {
         const replayableUntil = (checked.value.iat + IAT_PAST_SECONDS) * 1000;
         admission = { kind: "proved", jkt, fresh: true, jti: checked.value.jti, replayableUntil };
@@ -123,6 +169,14 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!verdict.ok) {
     if (verdict.error.code === "unauthorized") return invalidProof();
     return verdict.error.code === "no_such_cap" ? unknownCap() : errorResponse(verdict.error);
+  }
+  if (protocolProof !== null && admission.kind === "proved") {
+    await next();
+    if (c.res.status === 101 && c.res.webSocket) {
+      const { webSocket } = c.res;
+      c.res = new Response(null, { status: 101, webSocket, headers: { "Sec-WebSocket-Protocol": DPOP_SUBPROTOCOL } });
+    }
+    return;
   }
   if (!claimedDigest || admission.kind !== "proved") return next();
   const digest = digestChecked(c, claimedDigest);
