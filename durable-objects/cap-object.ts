@@ -18,7 +18,8 @@ import { AuditLog } from "./audit-log.ts";
 import { CapAudit } from "./cap-audit.ts";
 import { CapAuthorize, noSuchCap, RECORD } from "./cap-authorize.ts";
 import { CapChildren } from "./cap-children.ts";
-import type { CapEnv } from "./cap-env.ts";
+import { CapDavLocks, type DavLock, type LockRequest } from "./cap-dav-locks.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { CapFiles, type ReadGrant, type WriteFileHeaders } from "./cap-files.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
@@ -46,7 +47,7 @@ export type { ReadGrant, RevokeOutcome, WriteFileHeaders };
  * Every public method returns a {@link Result} rather than throwing (see
  * shared/result.ts); `worker/http-error.ts` maps failures to HTTP.
  */
-export class CapObject extends DurableObject<CapEnv> {
+export class CapObject extends DurableObject<ObjectEnv> {
   /** The env is read through on every use (cap-host.ts): the modules never keep a copy of their own. */
   private readonly host = capHost(this.ctx.storage, () => this.env);
   private readonly gate = new CapAuthorize(this.host);
@@ -59,6 +60,8 @@ export class CapObject extends DurableObject<CapEnv> {
   private readonly children = new CapChildren(this.host, this.gate, this.audit);
   /** holder binding (issue 20): the jtis of this cap's DPoP proofs (holder-binding.ts). */
   private readonly holderProofs = new HolderProofs(this.ctx.storage.sql);
+  /** WebDAV locks (worker/dav/): bounded in count and life (cap-dav-locks.ts). */
+  private readonly davLocks = new CapDavLocks(this.host, this.gate);
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -233,6 +236,28 @@ export class CapObject extends DurableObject<CapEnv> {
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
   async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
     return this.audit.trail(rawLimit);
+  }
+
+  // ---- WebDAV locks (cap-dav-locks.ts) -------------------------------------
+
+  async davLock(rawPath: string | null, request: LockRequest): Promise<Result<DavLock>> {
+    return this.davLocks.lock(rawPath, request, Date.now());
+  }
+
+  async davRefreshLock(rawPath: string | null, token: string, seconds: number): Promise<Result<DavLock>> {
+    return this.davLocks.refresh(rawPath, token, seconds, Date.now());
+  }
+
+  async davUnlock(rawPath: string | null, token: string): Promise<Result<null>> {
+    return this.davLocks.unlock(rawPath, token, Date.now());
+  }
+
+  async davActiveLocks(): Promise<Result<DavLock[]>> {
+    return this.davLocks.active(Date.now());
+  }
+
+  async davDropLocks(rawPath: string | null): Promise<Result<null>> {
+    return this.davLocks.drop(rawPath, Date.now());
   }
 
   /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */

@@ -35,6 +35,10 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   rpcReadTooLarge: { limit: 4194304 },
   rpcReadBudget: { limit: 16777216 },
   rpcTooManyWatches: { limit: 8 },
+  davXml: { limit: 65536, depth: 32 },
+  davTreeTooLarge: { limit: 1000 },
+  davTooManyLocks: { limit: 64 },
+  davLockOwner: { limit: 1024 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

@@ -293,6 +293,48 @@ export const REFUSALS = {
   rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
   rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
   rpcOptions: { code: "bad_request", message: "options must be an object" },
+  // -- WebDAV (worker/dav/): the DAV layer gives some of these a status of WebDAV's own (423, 405, 415)
+  davBasicRequired: {
+    code: "unauthorized",
+    message: "WebDAV at /dav/ takes a cap token as the password of HTTP Basic (any user name)",
+  },
+  davMethod: { code: "bad_request", message: "that method is not served on WebDAV here" },
+  davDepth: { code: "bad_request", message: 'Depth must be "0", "1" or "infinity", as the method allows' },
+  davDepthInfinity: { code: "forbidden", message: "PROPFIND with Depth infinity is refused; ask Depth 0 or 1" },
+  davXml: {
+    code: "bad_request",
+    message: (p: { limit: number; depth: number }) =>
+      `the XML body must be well formed, without DOCTYPE or entities, at most ${p.limit} bytes and ${p.depth} levels deep`,
+  },
+  davDestination: { code: "bad_request", message: "Destination must be an http(s) URL or absolute path" },
+  davDestinationOutside: {
+    code: "forbidden",
+    message: "Destination must name a path inside the same cap, on this vault",
+  },
+  davSameResource: { code: "forbidden", message: "the source and the destination are the same resource" },
+  davOverwrite: { code: "bad_request", message: 'Overwrite must be "T" or "F"' },
+  davTreeTooLarge: {
+    code: "too_large",
+    message: (p: { limit: number }) =>
+      `WebDAV deletes, copies and moves folders of at most ${p.limit} entries; use the HTTP API for bigger trees`,
+  },
+  davNoParent: { code: "conflict", message: "the folder that would hold it does not exist" },
+  davExists: { code: "conflict", message: "something already exists at that path" },
+  davMkcolBody: { code: "bad_request", message: "MKCOL takes no body" },
+  davLocked: { code: "conflict", message: "that resource is locked; send its lock token in an If header" },
+  davTooManyLocks: {
+    code: "too_large",
+    message: (p: { limit: number }) => `a cap holds at most ${p.limit} WebDAV locks at once`,
+  },
+  davNoSuchLock: { code: "conflict", message: "no such lock on this resource" },
+  davLockOwner: {
+    code: "too_large",
+    message: (p: { limit: number }) => `a lock's owner is limited to ${p.limit} bytes`,
+  },
+  davDeadProperty: {
+    code: "forbidden",
+    message: "capvault keeps no dead properties, and live ones cannot be set; nothing was changed",
+  },
 } as const satisfies Record<string, RefusalEntry>;
 
 export type Reason = keyof typeof REFUSALS;
