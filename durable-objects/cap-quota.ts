@@ -2,7 +2,7 @@ import { effectiveLimits, type Limits, type Usage } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { CheckedFile } from "../storage-adapters/checked-path.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { journalPath } from "./cap-versions.ts";
 import { rootJournalStub } from "./object-stubs.ts";
@@ -13,7 +13,7 @@ import { rootJournalStub } from "./object-stubs.ts";
  * was set on and every cap minted from it, as rights do: a child can never
  * limit its parent, and a limit goes with the caps that carry it.
  */
-function journalOf(env: CapEnv, cap: CapRecord) {
+function journalOf(env: ObjectEnv, cap: CapRecord) {
   return env.JOURNALS ? rootJournalStub(env, cap.backend, cap.root[0] ?? "") : null;
 }
 
@@ -23,7 +23,7 @@ function journalOf(env: CapEnv, cap: CapRecord) {
  * refuses the write: a quota that cannot be checked is not skipped.
  */
 export async function holdForWrite(
-  env: CapEnv,
+  env: ObjectEnv,
   cap: CapRecord,
   at: CheckedFile,
   length: number,
@@ -35,7 +35,7 @@ export async function holdForWrite(
 }
 
 /** A write that stored nothing gives its hold back (a lost release expires with its upload's deadline). */
-export async function releaseHold(env: CapEnv, cap: CapRecord, hold: string | null): Promise<void> {
+export async function releaseHold(env: ObjectEnv, cap: CapRecord, hold: string | null): Promise<void> {
   if (hold === null) return;
   await journalOf(env, cap)
     ?.release(hold)
@@ -43,7 +43,7 @@ export async function releaseHold(env: CapEnv, cap: CapRecord, hold: string | nu
 }
 
 /** What `GET /object/<token>` shows: the usage of the cap's own subtree (`null` without a journal) and its limits. */
-export async function quotaInfo(env: CapEnv, cap: CapRecord): Promise<{ usage: Usage | null; limits: Limits }> {
+export async function quotaInfo(env: ObjectEnv, cap: CapRecord): Promise<{ usage: Usage | null; limits: Limits }> {
   const limits = effectiveLimits(cap.quotas);
   const journal = journalOf(env, cap);
   if (!journal) return { usage: null, limits };

@@ -4,7 +4,7 @@ import { DEFAULT_RETENTION } from "../shared/retention.ts";
 import type { VersionPage, WriteResult } from "../shared/wire-types.ts";
 import type { CheckedFile } from "../storage-adapters/checked-path.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { parseLimit } from "./list-cursor.ts";
 import { rootJournalStub } from "./object-stubs.ts";
@@ -19,7 +19,7 @@ export const MAX_VERSION_PAGE = 100;
  * every lookup carries the cap's scope, its root below level 0, so a child
  * reaches only versions of paths inside its own subtree.
  */
-function journalOf(env: CapEnv, cap: CapRecord) {
+function journalOf(env: ObjectEnv, cap: CapRecord) {
   // A deployment without the binding keeps no history; it must not turn every write into a failure.
   if (!env.JOURNALS) return null;
   return { journal: rootJournalStub(env, cap.backend, cap.root[0] ?? ""), scope: cap.root.slice(1).join("") };
@@ -38,7 +38,7 @@ export function historyFloor(cap: CapRecord): number {
  * reached: the mint is refused rather than made without a floor.
  */
 export async function childHistoryFrom(
-  env: CapEnv,
+  env: ObjectEnv,
   parent: CapRecord,
   history: "all" | null | undefined,
 ): Promise<Result<number | undefined>> {
@@ -68,7 +68,7 @@ export function journalPath(at: CheckedFile): string {
  * write kept is dropped; one that could not be reached at all may have
  * recorded it, so the blob stays.
  */
-export async function recordVersion(env: CapEnv, cap: CapRecord, change: Mutation): Promise<void> {
+export async function recordVersion(env: ObjectEnv, cap: CapRecord, change: Mutation): Promise<void> {
   const place = journalOf(env, cap);
   if (!place) return;
   const committed = await place.journal
@@ -93,7 +93,7 @@ export function versionPageRequest(
 }
 
 export async function versionPage(
-  env: CapEnv,
+  env: ObjectEnv,
   cap: CapRecord,
   at: CheckedFile,
   page: { before: number | null; limit: number },
@@ -121,7 +121,7 @@ export interface VersionBody {
   body: ReadableStream<Uint8Array>;
 }
 
-export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<VersionBody>> {
+export async function versionBytes(env: ObjectEnv, cap: CapRecord, rawId: string): Promise<Result<VersionBody>> {
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
@@ -144,7 +144,7 @@ export async function versionBytes(env: CapEnv, cap: CapRecord, rawId: string): 
   });
 }
 
-export async function redactVersion(env: CapEnv, cap: CapRecord, rawId: string): Promise<Result<null>> {
+export async function redactVersion(env: ObjectEnv, cap: CapRecord, rawId: string): Promise<Result<null>> {
   const place = journalOf(env, cap);
   if (!place) return refuse("unavailable");
   const { journal, scope } = place;
@@ -161,7 +161,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * cancels the journal's side too.
  */
 export async function watchThrough(
-  env: CapEnv,
+  env: ObjectEnv,
   cap: CapRecord,
   rawSince: string | null,
   open: Set<() => void>,

@@ -1,7 +1,7 @@
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Backend } from "../shared/wire-types.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { parseSince, sinceWithin } from "./cap-versions.ts";
 import { rootJournalStub } from "./object-stubs.ts";
@@ -35,7 +35,7 @@ export interface WatchSocketGrant {
  * the cap after the accept sees it dead and closes it.
  */
 export async function grantWatchSocket(
-  env: CapEnv,
+  env: ObjectEnv,
   storage: DurableObjectStorage,
   cap: CapRecord,
   rawSince: string | null,
@@ -55,7 +55,7 @@ export async function grantWatchSocket(
 }
 
 /** Closes this cap's WebSocket watchers, if it ever had any: on revocation and on expiry. */
-export async function closeWatchSockets(env: CapEnv, storage: DurableObjectStorage): Promise<void> {
+export async function closeWatchSockets(env: ObjectEnv, storage: DurableObjectStorage): Promise<void> {
   const mark = await storage.get<Mark>(MARK);
   if (!mark || !env.JOURNALS) return;
   // Unreachable now: the revocation's alarm runs the cascade, and so this, again.

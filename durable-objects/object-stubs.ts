@@ -1,5 +1,5 @@
 import type { Backend } from "../shared/wire-types.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { CapObject } from "./cap-object.ts";
 import type { RootJournal } from "./root-journal.ts";
 import type { RootRegistry } from "./root-registry.ts";
@@ -9,7 +9,7 @@ import type { RootRegistry } from "./root-registry.ts";
  * digest (`key`), never by the token, so the runtime's object names reveal no
  * secret; the registry is a single instance.
  */
-export function capObjectStub(env: Pick<CapEnv, "CAPS">, key: string): DurableObjectStub<CapObject> {
+export function capObjectStub(env: Pick<ObjectEnv, "CAPS">, key: string): DurableObjectStub<CapObject> {
   return env.CAPS.get(env.CAPS.idFromName(key));
 }
 
@@ -19,7 +19,7 @@ export function capObjectStub(env: Pick<CapEnv, "CAPS">, key: string): DurableOb
  * The name holds the prefix; object names are never shown to anyone.
  */
 export function rootJournalStub(
-  env: Pick<CapEnv, "JOURNALS">,
+  env: Pick<ObjectEnv, "JOURNALS">,
   backend: Backend,
   level0: string,
 ): DurableObjectStub<RootJournal> {
@@ -27,6 +27,6 @@ export function rootJournalStub(
 }
 
 /** The admin's index of root caps: one per vault. */
-export function rootRegistryStub(env: Pick<CapEnv, "ROOTS">): DurableObjectStub<RootRegistry> {
+export function rootRegistryStub(env: Pick<ObjectEnv, "ROOTS">): DurableObjectStub<RootRegistry> {
   return env.ROOTS.get(env.ROOTS.idFromName("registry"));
 }

@@ -6,7 +6,7 @@ import type { Retention } from "../shared/retention.ts";
 import type { Backend, Version } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import { uploadLimitsFrom } from "../storage-adapters/upload-limits.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
@@ -42,7 +42,7 @@ export interface ScopedVersion {
  * own scope (their root below level 0): a row outside the scope is answered
  * exactly as an id that does not exist. Every method returns a Result.
  */
-export class RootJournal extends DurableObject<CapEnv> {
+export class RootJournal extends DurableObject<ObjectEnv> {
   private readonly ledger = new QuotaLedger(this.ctx.storage.sql);
   private readonly holds = new QuotaHolds(this.ctx.storage.sql);
   // A blob whose bytes go (pruned, redacted) stops counting in the same transaction.

@@ -9,7 +9,7 @@ import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { CapEnv } from "./cap-env.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
@@ -42,7 +42,7 @@ export interface RootRequest extends GrantRequest {
  * the parent for roots: it mints them, lists them, and revokes them by id.
  * Like a cap, it stores token digests only.
  */
-export class RootRegistry extends DurableObject<CapEnv> {
+export class RootRegistry extends DurableObject<ObjectEnv> {
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
     if (request.backend !== "r2" && request.backend !== "disk") return refuse("backendChoice");
     const backend: Backend = request.backend;

@@ -15,7 +15,7 @@ describe("layering", () => {
     // TypeScript needs. A refusal's parameters are typed by the rights they name, and parsing rights refuses.
     const unexpected = typeCycles(sources).filter(
       (cycle) =>
-        !(cycle.includes("durable-objects/cap-env.ts") && cycle.every((f) => f.startsWith("durable-objects/"))) &&
+        !(cycle.includes("durable-objects/object-env.ts") && cycle.every((f) => f.startsWith("durable-objects/"))) &&
         cycle.join() !== "shared/refusals.ts,shared/rights.ts",
     );
     expect(unexpected).toEqual([]);

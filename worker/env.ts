@@ -1,7 +1,7 @@
-import type { CapEnv } from "../durable-objects/cap-env.ts";
+import type { ObjectEnv } from "../durable-objects/object-env.ts";
 
 /** Bindings and settings, as declared in wrangler.toml and by the local launcher. */
-export interface Env extends CapEnv {
+export interface Env extends ObjectEnv {
   CAPVAULT_ADMIN_TOKEN?: string;
   /**
    * Origin used in returned cap URLs (wrangler.toml [vars], or set by the

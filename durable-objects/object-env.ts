@@ -4,7 +4,7 @@ import type { RootJournal } from "./root-journal.ts";
 import type { RootRegistry } from "./root-registry.ts";
 
 /** What the Durable Objects are given: their own namespaces, storage, and the vault's secrets and settings. */
-export interface CapEnv extends StorageBindings {
+export interface ObjectEnv extends StorageBindings {
   CAPS: DurableObjectNamespace<CapObject>;
   ROOTS: DurableObjectNamespace<RootRegistry>;
   /** One version journal per storage root (backend and level 0). */
