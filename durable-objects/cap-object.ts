@@ -19,7 +19,6 @@ import { CapAudit } from "./cap-audit.ts";
 import { CapAuthorize, noSuchCap, RECORD } from "./cap-authorize.ts";
 import { CapChildren } from "./cap-children.ts";
 import { CapDavLocks, type DavLock, type LockRequest } from "./cap-dav-locks.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import { CapFiles, type ReadGrant, type WriteFileHeaders } from "./cap-files.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
@@ -31,6 +30,7 @@ import type { TreeChild } from "./cap-tree.ts";
 import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
 import { type HolderAdmission, HolderProofs } from "./holder-binding.ts";
+import type { ObjectEnv } from "./object-env.ts";
 
 export { AUDITED_REFUSALS } from "./cap-audit.ts";
 export type { ReadGrant, RevokeOutcome, WriteFileHeaders };

@@ -2,9 +2,9 @@ import { effectiveLimits, type Limits, type Usage } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { CheckedFile } from "../storage-adapters/checked-path.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { journalPath } from "./cap-versions.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { rootJournalStub } from "./object-stubs.ts";
 
 /**

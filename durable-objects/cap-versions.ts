@@ -4,9 +4,9 @@ import { DEFAULT_RETENTION } from "../shared/retention.ts";
 import type { VersionPage, WriteResult } from "../shared/wire-types.ts";
 import type { CheckedFile } from "../storage-adapters/checked-path.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { parseLimit } from "./list-cursor.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { rootJournalStub } from "./object-stubs.ts";
 import type { Mutation } from "./version-journal.ts";
 

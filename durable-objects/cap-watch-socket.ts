@@ -1,9 +1,9 @@
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Backend } from "../shared/wire-types.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import type { CapRecord } from "./cap-record.ts";
 import { parseSince, sinceWithin } from "./cap-versions.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { rootJournalStub } from "./object-stubs.ts";
 import type { SocketRequest } from "./watch-socket-request.ts";
 

@@ -1,6 +1,6 @@
 import type { Backend } from "../shared/wire-types.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import type { CapObject } from "./cap-object.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import type { RootJournal } from "./root-journal.ts";
 import type { RootRegistry } from "./root-registry.ts";
 

@@ -9,11 +9,11 @@ import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
-import type { ObjectEnv } from "./object-env.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
+import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
 
