@@ -24,6 +24,6 @@ export type { HolderAlgorithm, HolderKeyFile } from "./holder.ts";
 export { HolderKey } from "./holder.ts";
 export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";
 export { createMemoryTool, MEMORY_TOOL_DEFINITION, memoryToolHandler } from "./memory-tool.ts";
-export type { RpcCap, RpcCapPromise, RpcSubdirOptions, RpcWriteOptions } from "./rpc-cap.ts";
+export type { ConnectLiveOptions, RpcCap, RpcCapPromise, RpcSubdirOptions, RpcWriteOptions } from "./rpc-cap.ts";
 export { connect, connectLive, disconnect } from "./rpc-cap.ts";
 export type * from "./types.ts";

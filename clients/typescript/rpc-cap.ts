@@ -117,9 +117,28 @@ export function connect(capUrl: string, options: ClientOptions = {}): RpcCap {
  * const notes = vault.subdir("notes", { rights: ["read", "list"] });
  * console.log(await notes.list(), await notes.readText("today.md"));
  * disconnect(vault);
+ * // Node 20: connectLive(url, { WebSocket }) with `import { WebSocket } from "undici"`.
  */
-export function connectLive(capUrl: string): RpcCap {
-  return newWebSocketRpcSession(rpcUrl(capUrl, true)) as unknown as RpcCap;
+export function connectLive(capUrl: string, options: ConnectLiveOptions = {}): RpcCap {
+  const url = rpcUrl(capUrl, true);
+  // capnweb reads the global (its readyState constants too), so a class given here fills a missing global.
+  if (options.WebSocket && typeof globalThis.WebSocket === "undefined")
+    globalThis.WebSocket = options.WebSocket as never;
+  if (typeof globalThis.WebSocket === "undefined") {
+    // Node 20 has no global WebSocket; the bare ReferenceError did not say what to do.
+    throw new TypeError(
+      "connectLive needs a WebSocket: this runtime has none (Node 20); use Node 22 or later, or pass one: " +
+        'connectLive(url, { WebSocket }) with `import { WebSocket } from "undici"` (or "ws"), or use connect() over HTTP',
+    );
+  }
+  return newWebSocketRpcSession(url) as unknown as RpcCap;
+}
+
+export interface ConnectLiveOptions {
+  /** A WebSocket class where the runtime has no global one (Node 20): undici's. Installed as the global, which capnweb reads. */
+  WebSocket?: new (
+    url: string,
+  ) => WebSocket;
 }
 
 /** Disposes a stub: on a WebSocket session's main stub, closes the session; on another, releases it. */

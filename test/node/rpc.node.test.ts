@@ -281,6 +281,23 @@ describe("revocation", () => {
     }
   });
 
+  it("connectLive where the runtime has no WebSocket says what to do, and takes one as an option", async () => {
+    const global = globalThis.WebSocket;
+    try {
+      // As on Node 20.
+      delete (globalThis as { WebSocket?: unknown }).WebSocket;
+      expect(() => connectLive(fs.url)).toThrow(/connectLive needs a WebSocket: .*connectLive\(url, \{ WebSocket \}\)/);
+      const live = connectLive(fs.url, { WebSocket: UndiciWebSocket as unknown as typeof WebSocket });
+      try {
+        expect(await live.readText("skills/hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+      } finally {
+        disconnect(live);
+      }
+    } finally {
+      globalThis.WebSocket = global;
+    }
+  });
+
   it("over a WebSocket: stubs die with their cap, and the session closes when its main cap dies", async () => {
     const main = await fs.subdir({ path: "" });
     const live = connectLive(main.url);
