@@ -6,14 +6,19 @@ import type { CapAuthorize } from "./cap-authorize.ts";
 import type { CapHost } from "./cap-host.ts";
 import type { ChildRecord } from "./cap-record.ts";
 import type { RevokeOutcome } from "./cap-revocation.ts";
-import { liveChildren, TREE_MAX_NODES, type TreeChild, walkTree } from "./cap-tree.ts";
 import { CHILD, removeChild } from "./child-index.ts";
 import { childPage } from "./child-page.ts";
+import {
+  DELEGATION_TREE_MAX_NODES,
+  type DelegationChild,
+  liveChildren,
+  walkDelegationTree,
+} from "./delegation-tree.ts";
 import { capObjectStub } from "./object-stubs.ts";
 
 /**
  * The caps minted below this one, as its holder sees them: its own children
- * by page, the delegation tree within fixed bounds (durable-objects/cap-tree.ts),
+ * by page, the delegation tree within fixed bounds (durable-objects/delegation-tree.ts),
  * and revoking any of them with its subtree.
  */
 export class CapChildren {
@@ -36,7 +41,7 @@ export class CapChildren {
   }
 
   /** For an ancestor's tree walk only (objects call it, no route does): a dead cap has no children. */
-  async treeChildren(limit: number): Promise<Result<TreeChild[]>> {
+  async delegationChildren(limit: number): Promise<Result<DelegationChild[]>> {
     if (!(await this.gate.live())) return ok([]);
     return liveChildren(this.host.storage, limit);
   }
@@ -97,7 +102,9 @@ export class CapChildren {
   }
 
   private async walk(id: string) {
-    const own = await liveChildren(this.host.storage, TREE_MAX_NODES + 1);
-    return walkTree(id, own.ok ? own.value : [], (key, limit) => capObjectStub(this.host.env, key).treeChildren(limit));
+    const own = await liveChildren(this.host.storage, DELEGATION_TREE_MAX_NODES + 1);
+    return walkDelegationTree(id, own.ok ? own.value : [], (key, limit) =>
+      capObjectStub(this.host.env, key).delegationChildren(limit),
+    );
   }
 }

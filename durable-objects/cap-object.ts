@@ -26,9 +26,9 @@ import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, isoOrNull } from "./cap-record.ts";
 import { CapRevocation, type RevokeOutcome } from "./cap-revocation.ts";
-import type { TreeChild } from "./cap-tree.ts";
 import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
+import type { DelegationChild } from "./delegation-tree.ts";
 import { type HolderAdmission, HolderProofs } from "./holder-binding.ts";
 import type { ObjectEnv } from "./object-env.ts";
 
@@ -214,7 +214,7 @@ export class CapObject extends DurableObject<ObjectEnv> {
     return this.children.listChildren(rawCursor, rawLimit);
   }
 
-  /** The delegation tree below this cap, ids only, within fixed bounds (durable-objects/cap-tree.ts). */
+  /** The delegation tree below this cap, ids only, within fixed bounds (durable-objects/delegation-tree.ts). */
   async tree(): Promise<Result<CapTree>> {
     return this.children.tree();
   }
@@ -225,8 +225,8 @@ export class CapObject extends DurableObject<ObjectEnv> {
   }
 
   /** For an ancestor's tree walk only (objects call it, no route does): a dead cap has no children. */
-  async treeChildren(limit: number): Promise<Result<TreeChild[]>> {
-    return this.children.treeChildren(limit);
+  async delegationChildren(limit: number): Promise<Result<DelegationChild[]>> {
+    return this.children.delegationChildren(limit);
   }
 
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { TREE_MAX_DEPTH, TREE_MAX_NODES } from "../../durable-objects/cap-tree.ts";
 import { addChild } from "../../durable-objects/child-index.ts";
+import { DELEGATION_TREE_MAX_DEPTH, DELEGATION_TREE_MAX_NODES } from "../../durable-objects/delegation-tree.ts";
 import type { CapTree, CapTreeNode } from "../../shared/wire-types.ts";
 import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
@@ -65,9 +65,10 @@ describe("GET /tree", () => {
     async () => {
       const root = cap((await mintRoot(`tree/deep/${++counter}/`)).token);
       let holder = root;
-      for (let i = 0; i < TREE_MAX_DEPTH + 2; i++) holder = await child(holder, { path: "", label: `d${i}` });
+      for (let i = 0; i < DELEGATION_TREE_MAX_DEPTH + 2; i++)
+        holder = await child(holder, { path: "", label: `d${i}` });
       const { body } = await tree(root.token);
-      expect(depth(body.children)).toBe(TREE_MAX_DEPTH);
+      expect(depth(body.children)).toBe(DELEGATION_TREE_MAX_DEPTH);
       expect(body.truncated).toBe(true);
       // The same walk one level down still reaches its bound, and no further.
       const shallow = cap((await mintRoot(`tree/shallow/${++counter}/`)).token);
@@ -87,7 +88,7 @@ describe("GET /tree", () => {
       // the walk asks those objects too, and finds them childless.
       for (const [p, parent] of parents.entries()) {
         await runInDurableObject(await capObject(parent.token), async (_i, state) => {
-          for (let i = 0; i < TREE_MAX_NODES / 2 + 10; i++) {
+          for (let i = 0; i < DELEGATION_TREE_MAX_NODES / 2 + 10; i++) {
             const id = `filler${p}-${String(i).padStart(6, "0")}`;
             const record = { id, key: id, label: null, path: "", rights: ["read" as const], expiresAt: null };
             const added = await addChild(state.storage, { ...record, createdAt: Date.now() });
@@ -96,7 +97,7 @@ describe("GET /tree", () => {
         });
       }
       const { body } = await tree(root.token);
-      expect(count(body.children)).toBe(TREE_MAX_NODES);
+      expect(count(body.children)).toBe(DELEGATION_TREE_MAX_NODES);
       expect(body.truncated).toBe(true);
     },
     SLOW,
