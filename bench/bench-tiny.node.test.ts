@@ -11,8 +11,24 @@ import { formatTable } from "./table.ts";
 
 /** Every row the bench prints, by section. */
 const EXPECTED: Record<string, RegExp[]> = {
-  r2: [/^R2 read 1 KiB p50$/, /^R2 write 1 KiB p50$/, /^R2 read 1 KiB, 16 in flight$/],
-  disk: [/^disk read 1 KiB p50$/, /^disk write 1 KiB p50$/, /^disk read 1 KiB, 16 in flight$/],
+  entry: [
+    /^bare workerd serving a constant p50$/,
+    /^a Miniflare worker serving a constant p50$/,
+    /^the vault's GET \/ p50$/,
+    /^a cap's info \(worker \+ the cap's object\) p50$/,
+  ],
+  r2: [
+    /^R2 read 1 KiB p50$/,
+    /^R2 write 1 KiB p50$/,
+    /^R2 read 1 KiB, 16 in flight$/,
+    /^R2 read 1 KiB p50, fetch client$/,
+  ],
+  disk: [
+    /^disk read 1 KiB p50$/,
+    /^disk write 1 KiB p50$/,
+    /^disk read 1 KiB, 16 in flight$/,
+    /^disk write 1 KiB p50 vs durable write$/,
+  ],
   mcp: [/^MCP read_file 1 KiB, 16 in flight$/, /^MCP read_file 1 KiB p50$/],
   large: [
     /^R2 \d+ MiB up$/,

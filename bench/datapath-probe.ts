@@ -3,7 +3,8 @@
  * 1 KiB read/write p50 and 16-in-flight throughput through a cap, on R2 and
  * on disk, against floors measured in the same run: a minimal worker on
  * Miniflare reading and writing its R2 binding directly, and a plain Node
- * HTTP server doing fs.readFile / fs.writeFile.
+ * HTTP server doing fs.readFile / fs.writeFile. Calls go through the lean
+ * keep-alive client (lean-http.ts).
  *
  *   node --import tsx bench/datapath-probe.ts [rounds]
  */
@@ -13,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { leanOk } from "./lean-http.ts";
 import { cpuByName } from "./proc-stats.ts";
 
 const N = Number(process.env.PROBE_N ?? 200);
@@ -49,12 +51,7 @@ async function nodeFloor(dir: string): Promise<{ url: string; close(): void }> {
 
 async function once(base: string, op: "read" | "write", i: number): Promise<void> {
   const url = `${base}/file?path=${op === "read" ? "probe.bin" : `w${i % 16}.bin`}`;
-  const res =
-    op === "read"
-      ? await fetch(url)
-      : await fetch(url, { method: "PUT", body: BODY, headers: { "content-type": "x/y" } });
-  if (!res.ok) throw new Error(`${op} ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
+  await leanOk(url, op === "read" ? {} : { method: "PUT", body: BODY, headers: { "content-type": "x/y" } });
 }
 
 /** CPU seconds (user+sys) of the vault's processes, by process name: where a request's work is done, load or not. */

@@ -2,14 +2,17 @@
  * The disk floor: a plain `node:http` server over one folder, doing
  * `fs.readFile` / `fs.writeFile` and nothing else. No token, no path rules,
  * no atomic rename or fsync, no sidecar: what serving a file from Node costs
- * at the least. Bench only, loopback only.
+ * at the least. `PUT ...&durable=1` is the durable-write floor: the promise
+ * the vault's disk writes make (a reader sees the old file or the new one
+ * whole, and a 2xx survives a crash): temp file, fsync, rename, fsync of the
+ * folder. Bench only, loopback only.
  *
  * Run as its own process (`node --import tsx bench/floor-disk-server.ts DIR`),
  * as the vault's disk host runs in the launcher's, so neither shares the
  * bench client's event loop. Prints `listening <port>` when ready.
  */
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -29,7 +32,8 @@ export function createFloorServer(root: string): http.Server {
       }
       if (req.method === "PUT") {
         await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(file, req);
+        if (url.searchParams.has("durable")) await writeDurably(file, req);
+        else await writeFile(file, req);
         res.statusCode = 201;
         return res.end();
       }
@@ -43,6 +47,26 @@ export function createFloorServer(root: string): http.Server {
       res.end();
     }
   });
+}
+
+let temps = 0;
+
+async function writeDurably(file: string, body: http.IncomingMessage): Promise<void> {
+  const temp = path.join(path.dirname(file), `.floor-${process.pid}-${temps++}`);
+  const handle = await open(temp, "wx");
+  try {
+    for await (const chunk of body) await handle.write(chunk as Buffer);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
+  const dir = await open(path.dirname(file), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -2,7 +2,8 @@
  * The R2 floor: the least a worker can do to serve a file from the bucket.
  * Same runtime and the same bucket files as the vault, but no token, no
  * Durable Object, no path rules: `?key=K` is the R2 key itself. GET returns
- * the body, PUT stores it, HEAD stats it, `?list=P` lists one level.
+ * the body, PUT stores it, HEAD stats it, `?list=P` lists one level;
+ * `/const` answers a constant (what Miniflare's own entry costs).
  * Bench only: it listens on loopback and holds no secret.
  */
 interface FloorEnv {
@@ -12,6 +13,7 @@ interface FloorEnv {
 export default {
   async fetch(request: Request, env: FloorEnv): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname === "/const") return new Response("ok");
     const key = url.searchParams.get("key") ?? "";
     const list = url.searchParams.get("list");
     if (list !== null) {

@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type BenchContext, IN_FLIGHT } from "./bench-context.ts";
 import { makeRow, type Row } from "./bench-row.ts";
 import { put } from "./http-ops.ts";
+import { leanFetch } from "./lean-http.ts";
 import { interleaved, median, sequential, throughput } from "./stats.ts";
 
 const PEER = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -31,7 +32,8 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
   const cap = new Client({ name: "capvault-bench", version: "1.0.0" });
   const peer = new Client({ name: "capvault-bench", version: "1.0.0" });
   try {
-    await cap.connect(new StreamableHTTPClientTransport(new URL(`${ctx.vault.diskCapUrl}/mcp`)));
+    // The lean client under the SDK's transport, as on every other latency row (lean-http.ts).
+    await cap.connect(new StreamableHTTPClientTransport(new URL(`${ctx.vault.diskCapUrl}/mcp`), { fetch: leanFetch }));
     await peer.connect(
       new StdioClientTransport({ command: process.execPath, args: [PEER, ctx.vault.diskRoot], stderr: "ignore" }),
     );
@@ -53,7 +55,8 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
         unit: "calls/s",
         cap: many.cap,
         floor: many.peer,
-        goal: { on: "ratio", op: ">=", value: 1 },
+        // Issue 25's ≥ 0.5× is for the stdio bridge (cli/), which this row does not measure.
+        goal: null,
       }),
       makeRow({
         ...common,
@@ -61,7 +64,7 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
         unit: "ms",
         cap: one.cap,
         floor: one.peer,
-        goal: { on: "cap", op: "<=", value: 2 },
+        goal: { on: "cap", op: "<=", value: 1 },
       }),
     ];
   } finally {

@@ -3,6 +3,7 @@ import type { Row } from "./bench-row.ts";
 import { clients } from "./clients.ts";
 import { depth } from "./depth.ts";
 import { disk } from "./disk.ts";
+import { entry } from "./entry.ts";
 import { large } from "./large.ts";
 import { manyCaps } from "./many-caps.ts";
 import { mcp } from "./mcp.ts";
@@ -19,6 +20,7 @@ export type Section = (ctx: BenchContext) => Promise<Row[]>;
  * The restarts of `caps` come last but one so the other sections share a warm vault.
  */
 export const SECTIONS: Record<string, Section> = {
+  entry,
   r2,
   disk,
   mcp,
