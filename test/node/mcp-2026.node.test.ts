@@ -2,6 +2,11 @@
  * The cap's MCP endpoint on the current spec, against the running launcher:
  * Origin checks, files and skills as resources, and both protocol eras.
  */
+import {
+  Client as ClientV2,
+  ProtocolError,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -13,7 +18,7 @@ import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let fs: FsCap;
-const clients: Client[] = [];
+const clients: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
   vault = await startTestVault();
@@ -30,6 +35,17 @@ afterAll(async () => {
   await Promise.allSettled(clients.map((c) => c.close()));
   await vault?.stop();
 });
+
+/** The official SDK v2's client; `pin` a revision (2026-07-28), or speak 2025 as its default does. */
+async function connectV2(capUrl: string, pin?: string, headers: Record<string, string> = {}): Promise<ClientV2> {
+  const client = new ClientV2(
+    { name: "capvault-test", version: "1.0.0" },
+    pin ? { versionNegotiation: { mode: { pin } } } : {},
+  );
+  await client.connect(new StreamableHTTPClientTransportV2(new URL(`${capUrl}/mcp`), { requestInit: { headers } }));
+  clients.push(client);
+  return client;
+}
 
 async function connect(capUrl: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: "capvault-test", version: "1.0.0" });
@@ -109,8 +125,8 @@ describe("resources", () => {
   beforeAll(async () => {
     cap = await fs.subdir({ path: "res", rights: ["read", "write", "list"] });
     const many = Array.from({ length: RESOURCES_PAGE + 5 }, (_, i) => `bulk/f${String(i).padStart(3, "0")}.txt`);
-    for (let i = 0; i < many.length; i += 20) {
-      await Promise.all(many.slice(i, i + 20).map((p) => cap.write(p, `text of ${p}`)));
+    for (let i = 0; i < many.length; i += 5) {
+      await Promise.all(many.slice(i, i + 5).map((p) => cap.write(p, `text of ${p}`)));
     }
     await cap.write("notes/a b.md", "# A\n");
     await cap.write("image.png", PNG);
@@ -191,5 +207,63 @@ describe("resources", () => {
     expect(fit * big.length).toBeLessThanOrEqual(REQUEST_MAX_ANSWER_CHARS);
     expect(answers.filter((a) => a.result).length).toBe(fit);
     expect(answers.slice(fit).every((a) => /answers have used their budget/.test(a.error?.message ?? ""))).toBe(true);
+  });
+});
+
+describe("both protocol eras on one endpoint", () => {
+  let cap: FsCap;
+  beforeAll(async () => {
+    cap = await fs.subdir({ path: "eras", rights: ["read", "write", "list"] });
+    await cap.write("hello.txt", "hello\n");
+  });
+
+  it("a 2026-07-28 client (SDK v2, no initialize, no session) lists and runs the tools and resources a 2025 client does", async () => {
+    const modern = await connectV2(cap.url, "2026-07-28");
+    expect(modern.getProtocolEra()).toBe("modern");
+    expect(modern.getNegotiatedProtocolVersion()).toBe("2026-07-28");
+    const legacy = await connect(cap.url);
+    const modernTools = (await modern.listTools()).tools.map((t) => t.name);
+    expect(modernTools).toEqual((await legacy.listTools()).tools.map((t) => t.name));
+    expect(modernTools).toContain("write_file");
+    const written = await modern.callTool({
+      name: "write_file",
+      arguments: { path: "from-2026.txt", content: "new era\n" },
+    });
+    expect(written.isError).not.toBe(true);
+    expect(await cap.readText("from-2026.txt")).toBe("new era\n");
+    const listed = await modern.listResources();
+    expect(listed.resources.map((r) => r.uri).sort()).toEqual(["file:///from-2026.txt", "file:///hello.txt"]);
+    expect((await modern.readResource({ uri: "file:///hello.txt" })).contents).toEqual([
+      { uri: "file:///hello.txt", mimeType: "text/plain", text: "hello\n" },
+    ]);
+  });
+
+  it("at 2026-07-28 an unknown resource is -32602, and a foreign Origin is refused as in 2025", async () => {
+    const modern = await connectV2(cap.url, "2026-07-28");
+    const error = await modern.readResource({ uri: "file:///missing.txt" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as ProtocolError).code).toBe(-32602);
+    await expect(connectV2(cap.url, "2026-07-28", { origin: "http://evil.example.com" })).rejects.toThrow();
+  });
+
+  it("the SDK v2 client left to its default speaks 2025 and is served unchanged", async () => {
+    const client = await connectV2(cap.url);
+    expect(client.getProtocolEra()).toBe("legacy");
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain("read_text_file");
+  });
+
+  it("a read-only cap offers no write tools in the 2026 era either", async () => {
+    const readOnly = await connectV2((await fs.subdir({ path: "eras", rights: ["read", "list"] })).url, "2026-07-28");
+    const names = (await readOnly.listTools()).tools.map((t) => t.name);
+    expect(names).toContain("read_text_file");
+    expect(names).not.toContain("write_file");
+    const refused = await readOnly.callTool({ name: "write_file", arguments: { path: "x.txt", content: "x" } }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+    expect(JSON.stringify(refused instanceof Error ? refused.message : refused)).toMatch(/write_file/);
   });
 });

@@ -15,7 +15,7 @@ import { answerSpent, chargeListed, chargeListing, REQUEST_MAX_ANSWER_CHARS } fr
 import type { RequestScope } from "./request-scope.ts";
 
 /** Files a resources/list page names (a page of the cap's recursive listing). */
-export const RESOURCES_PAGE = 200;
+export const RESOURCES_PAGE = 100;
 
 /** MCP's own code for an unknown resource in 2025-11-25; the 2026 era answers -32602 (see mcp-era.ts). */
 export const RESOURCE_NOT_FOUND = -32002;

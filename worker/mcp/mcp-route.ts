@@ -5,6 +5,7 @@ import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
 import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
+import { isLegacyRequest, modernCapHandler } from "./mcp-modern.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
 import { foreignOriginRefused } from "./origin-check.ts";
@@ -60,14 +61,20 @@ mcpRoutes.all("/:token/mcp", async (c) => {
       jsonRpcError(400, -32600, `Invalid Request: a batch holds at most ${MAX_BATCH_MESSAGES} messages`),
     );
   }
+  // 2026-07-28 requests (the per-request _meta envelope) go to the SDK v2's handler; the rest are 2025-era.
+  const modern = !(await isLegacyRequest(c.req.raw, body.value));
   // Only tool calls prove the cap alive by reaching it; anything else asks now.
-  if (!askedFirst && !messages.every(isToolCall)) {
+  if (!askedFirst && (modern || !messages.every(isToolCall))) {
     const info = await cap.describe();
     if (!info.ok) return errorResponse(info.error);
   }
   const budget = new RequestBudget();
   const files = budgetedFiles(rootedFiles(capFiles(cap)), budget);
   const context = { cap, files, budget, origin: publicOrigin(c) };
+  if (modern) {
+    const handler = modernCapHandler(rights);
+    return runInScope({ context, budget }, () => handler.fetch(c.req.raw, { parsedBody: body.value }));
+  }
   const answer = await runInScope({ context, budget }, () =>
     answerPost(c.req.raw, body.value, sharedCapServer(rights)),
   );

@@ -98,6 +98,10 @@ function requestHandling(server: McpServer): (request: JSONRPCRequest) => void {
   return (request) => protocol._onrequest!(request);
 }
 
+/** What the server tells clients about itself, in both eras. */
+export const CAP_INSTRUCTIONS =
+  'These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder\'s root ("" or "/" is the root, and a leading "/" is the root too, so "/notes/a.md" is "notes/a.md"); host paths, \'~\' and \'..\' are refused. The tools offered are exactly those the capability\'s rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.';
+
 /** At most one per set of rights (32). */
 const sharedServers = new Map<string, SharedTransport>();
 
@@ -107,8 +111,7 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
     {
       capabilities: { tools: {} },
       jsonSchemaValidator: noElicitation,
-      instructions:
-        'These tools reach one capvault capability: a folder and nothing outside it. Every path is relative to that folder\'s root ("" or "/" is the root, and a leading "/" is the root too, so "/notes/a.md" is "notes/a.md"); host paths, \'~\' and \'..\' are refused. The tools offered are exactly those the capability\'s rights allow. Errors start with a wire code such as path_escapes, forbidden or not_found.',
+      instructions: CAP_INSTRUCTIONS,
     },
   );
   const serialServer = oneCallAtATime(server, scope);
