@@ -65,9 +65,20 @@ export class AdminClient {
    * Every live root cap, with its backend and prefix (admin eyes only), in id
    * order. Follows the pages of `GET /admin/roots` (each at most 1,000 roots).
    * @example
-   * for (const root of await admin.listRoots()) console.log(root.id, root.backend, root.prefix);
+   * for await (const root of admin.listRoots()) console.log(root.id, root.backend, root.prefix);
+   * const all = await admin.listRoots(); // or every root at once, as an array
    */
-  async listRoots(): Promise<RootView[]> {
+  listRoots(): Promise<RootView[]> & AsyncIterable<RootView> {
+    // Iterable like list() and children(), and still a promise of the array for existing callers.
+    const all = this.#allRoots();
+    return Object.assign(all, {
+      async *[Symbol.asyncIterator]() {
+        yield* await all;
+      },
+    });
+  }
+
+  async #allRoots(): Promise<RootView[]> {
     const roots: RootView[] = [];
     let cursor: string | null = null;
     do {

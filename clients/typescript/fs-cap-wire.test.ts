@@ -337,6 +337,10 @@ describe("request details", () => {
     const admin = new AdminClient("http://vault.test", "adm", { fetch });
     expect((await admin.listRoots()).map((r) => r.id)).toEqual(["a", "b"]);
     expect(sent.map((s) => s.url.searchParams.get("cursor"))).toEqual([null, "c1", "c2"]);
+    // An async iterable too, as list() and children() are.
+    const iterated: string[] = [];
+    for await (const r of admin.listRoots()) iterated.push(r.id);
+    expect(iterated).toEqual(["a", "b"]);
     const stuck = fakeVault(() => json(200, { roots: [], cursor: "same" }));
     await expect(new AdminClient("http://vault.test", "adm", { fetch: stuck.fetch }).listRoots()).rejects.toMatchObject(
       {
