@@ -76,7 +76,7 @@ function readCapFile(path: string, command: string): string {
 
 function newCap(url: string, input: CommandInput, command: string): FsCap {
   try {
-    return new FsCap(url, input.io.fetch ? { fetch: input.io.fetch } : {});
+    return new FsCap(url, { ...(input.io.fetch ? { fetch: input.io.fetch } : {}), holder: input.holder });
   } catch {
     throw new UsageError("not a cap URL (<origin>/object/<token>)", command);
   }

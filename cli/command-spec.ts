@@ -1,3 +1,4 @@
+import type { HolderKey } from "../clients/typescript/holder.ts";
 import type { CliIo } from "./cli-io.ts";
 
 /** One option a command accepts, in node:util parseArgs terms. */
@@ -17,6 +18,8 @@ export interface CommandInput {
   values: Record<string, string | boolean | undefined>;
   /** `--json`: one JSON document on stdout instead of human text. */
   json: boolean;
+  /** The holder key from --key-file / CAPVAULT_KEY_FILE: every cap request is signed with it (holder-bound caps). */
+  holder?: HolderKey;
 }
 
 /** What every command has: its name, help text and options. */

@@ -4,6 +4,7 @@ import { childrenCommand } from "./commands/children-command.ts";
 import { cpCommand } from "./commands/cp-command.ts";
 import { getCommand } from "./commands/get-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
+import { keyCommand } from "./commands/key-command.ts";
 import { lsCommand } from "./commands/ls-command.ts";
 import { mcpCommand } from "./commands/mcp-command.ts";
 import { mintCommand } from "./commands/mint-command.ts";
@@ -44,6 +45,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   childrenCommand,
   revokeCommand,
   mcpCommand,
+  keyCommand,
 ];
 
 export function findCommand(name: string): CommandSpec | undefined {

@@ -6,6 +6,7 @@ import type { CommandInput, CommandSpec } from "./command-spec.ts";
 import { COMMANDS, findCommand } from "./command-table.ts";
 import { EXIT } from "./exit-codes.ts";
 import { commandHelp, topLevelHelp } from "./help-text.ts";
+import { holderFromInput, KEY_FILE_OPTION } from "./holder-key-file.ts";
 import { Interrupted } from "./interrupted.ts";
 import { jsonText } from "./json-output.ts";
 import { ReportedFailure } from "./reported-failure.ts";
@@ -47,6 +48,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (command.passThrough) return await command.runRaw(args);
     const input = parseCommandArgs(command, args, io);
     json = input.json;
+    const holder = await holderFromInput(input, command.name);
+    if (holder) input.holder = holder;
     await command.run(input);
     return EXIT.ok;
   } catch (error) {
@@ -59,7 +62,9 @@ function parseCommandArgs(command: CommandSpec, args: string[], io: CliIo): Comm
     json: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   };
-  const specs = takesCap(command) ? { ...command.options, "cap-file": CAP_FILE_OPTION } : command.options;
+  const specs = takesCap(command)
+    ? { ...command.options, "cap-file": CAP_FILE_OPTION, "key-file": KEY_FILE_OPTION }
+    : { ...command.options, "key-file": KEY_FILE_OPTION };
   for (const [name, spec] of Object.entries(specs)) {
     options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
   }

@@ -2,6 +2,7 @@ import { ADMIN_TOKEN_FILE_OPTION, adminFromEnv } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { durationOption } from "../duration-option.ts";
+import { publicKeyArg } from "../holder-key-file.ts";
 import { formatMinted } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
 import { positionalArgs, rightsOption, stringOption } from "../option-values.ts";
@@ -11,7 +12,8 @@ import { UsageError } from "../usage-error.ts";
 export const mintCommand: CommandSpec = {
   name: "mint",
   summary: "mint a root cap (admin: needs the admin token, e.g. --admin-token-file .capvault/admin-token)",
-  usage: "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl DURATION] [--label TEXT] [--admin-token-file PATH]",
+  usage:
+    "mint PREFIX [--backend r2|disk] [--rights LIST] [--ttl DURATION] [--label TEXT] [--holder JWK|PATH] [--admin-token-file PATH]",
   description:
     "Mints a root cap over PREFIX in a storage backend (r2 by default; disk: a folder under the\n" +
     'launcher\'s CAPVAULT_DISK_ROOT, "" for the whole folder). Talks to CAPVAULT_URL (default\n' +
@@ -27,6 +29,7 @@ export const mintCommand: CommandSpec = {
     },
     ttl: { type: "string", value: "DURATION", help: "expire after 3600 (seconds), 90s, 30m, 1h, 7d, 2w or 1h30m" },
     label: { type: "string", value: "TEXT", help: "a note shown in listings" },
+    holder: { type: "string", value: "JWK|PATH", help: "bind the root to this public JWK or key file's public half" },
     "admin-token-file": ADMIN_TOKEN_FILE_OPTION,
   },
   async run(input) {
@@ -39,6 +42,9 @@ export const mintCommand: CommandSpec = {
       rights: rightsOption(input.values.rights, "mint"),
       ttlSeconds: durationOption("ttl", input.values.ttl, "mint"),
       label: stringOption(input.values.label),
+      ...(typeof input.values.holder === "string"
+        ? { holder: publicKeyArg(input.values.holder, "holder", "mint") }
+        : {}),
     } as const;
     const admin = adminFromEnv(input, "mint");
     const cap = await admin.mintRoot(options);
