@@ -1,7 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInProcess } from "../../cli/cli-test-io.ts";
 import { makePythonVenv, PYTHON_PACKAGE, type PythonVenv, pythonEnv, run } from "./python-venv.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
@@ -91,5 +92,66 @@ describe("Python package (clients/python)", () => {
     expect(plugin.output).not.toMatch(/skipped/);
     expect(plugin.output).toMatch(/^test_the_package_declares_the_hermes_entry_point .* \.\.\. ok$/m);
     expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
+  }, 300_000);
+  it("share to a named holder, end to end: CLI key new, share --to, the Python client signs; the leaked URL opens nothing", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    // The stdlib Ed25519 the client signs with, against RFC 8032's vectors.
+    const vectors = await run(venv.python, ["-m", "unittest", "-v", "test_holder"], { cwd: TESTS });
+    expect(vectors.status, vectors.output).toBe(0);
+    expect(vectors.output).toMatch(/^test_rfc8032_vectors .* \.\.\. ok$/m);
+    const dir = await mkdtemp(path.join(os.tmpdir(), "capvault-holder-"));
+    const keyFile = path.join(dir, "agent.jwk");
+    const made = await runInProcess(["key", "new", keyFile]);
+    expect(made.code, made.stderr).toBe(0);
+    expect((await stat(keyFile)).mode & 0o777).toBe(0o600);
+    const publicJwk = made.out.trim();
+    expect(publicJwk).not.toMatch(/"d"/);
+    const env = { CAPVAULT_CAP: vault.rootCapUrl };
+    const shared = await runInProcess(["share", "holder-e2e", "--rights", "read,list,write", "--to", publicJwk], {
+      env,
+    });
+    expect(shared.code, shared.stderr).toBe(0);
+    const childUrl = shared.out.trim();
+    const childEnv = { CAPVAULT_CAP: childUrl };
+    const put = await runInProcess(["put", "-", "from-cli.txt", "--key-file", keyFile], {
+      env: childEnv,
+      stdin: "by the CLI",
+    });
+    expect(put.code, put.stderr).toBe(0);
+
+    const script = [
+      "import json, os",
+      "from capvault import FsCap, HolderKey, CapError",
+      "key = HolderKey.from_file(os.environ['KEY'])",
+      "fs = FsCap(os.environ['CHILD'], holder=key)",
+      "out = {'read': fs.read_text('from-cli.txt'), 'jkt': key.jkt}",
+      "fs.write('from-python.txt', b'by Python')",
+      "out['list'] = sorted(e['name'] for e in fs.list(''))",
+      "try:",
+      "    FsCap(os.environ['CHILD']).read('from-cli.txt')",
+      "except CapError as e:",
+      "    out['leaked'] = e.code",
+      "print(json.dumps(out))",
+    ].join("\n");
+    const py = await run(venv.python, ["-c", script], {
+      cwd: TESTS,
+      env: pythonEnv({ KEY: keyFile, CHILD: childUrl }),
+    });
+    expect(py.status, py.output).toBe(0);
+    const got = JSON.parse(py.stdout) as { read: string; list: string[]; leaked: string; jkt: string };
+    expect(got.read).toBe("by the CLI");
+    expect(got.list).toEqual(["from-cli.txt", "from-python.txt"]);
+    expect(got.leaked).toBe("no_such_cap");
+    // The URL as a log would show it: byte for byte an unknown token, while its holder keeps working.
+    const leaked = await fetch(`${childUrl}/file?path=from-python.txt`);
+    const unknown = await fetch(
+      `${childUrl.replace(/object\/[a-z2-7]+/, `object/${"a".repeat(48)}`)}/file?path=from-python.txt`,
+    );
+    expect([leaked.status, await leaked.text()]).toEqual([unknown.status, await unknown.text()]);
+    const cat = await runInProcess(["cat", "from-python.txt"], { env: { ...childEnv, CAPVAULT_KEY_FILE: keyFile } });
+    expect(cat.out).toBe("by Python");
+    const info = await runInProcess(["info", "--json"], { env: { ...childEnv, CAPVAULT_KEY_FILE: keyFile } });
+    expect(JSON.parse(info.out).holder).toEqual({ jkt: got.jkt });
+    await rm(dir, { recursive: true, force: true });
   }, 300_000);
 });

@@ -17,6 +17,7 @@ from .client import (
     Entry,
     FileStat,
     FsCap,
+    HolderKey,
     Version,
     WatchEvent,
     WriteResult,

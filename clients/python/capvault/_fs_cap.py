@@ -10,6 +10,7 @@ from ._cap_url import _TOKEN_SHAPE, _path, _quote_param, _split_cap_url
 from ._errors import CapError
 from ._fs_cap_files import _FileMethods
 from ._fs_cap_versions import _VersionMethods
+from ._holder import HolderKey
 from ._transport import DEFAULT_TIMEOUT, _json_object, _RefuseRedirects
 from ._types import CapInfo, ChildInfo, PathArg
 from ._watch import _WatchMethod
@@ -50,6 +51,7 @@ class FsCap(_FileMethods, _VersionMethods, _WatchMethod):
         context: Any = None,
         user_agent: Optional[str] = None,
         proxies: Optional[Mapping[str, str]] = None,
+        holder: Optional[HolderKey] = None,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("cap URL must be a str")
@@ -60,6 +62,8 @@ class FsCap(_FileMethods, _VersionMethods, _WatchMethod):
         self._context = context
         self._user_agent = user_agent or f"capvault-python/{__version__}"
         self._proxies = None if proxies is None else dict(proxies)
+        #: For a holder-bound cap: every request carries a DPoP proof by this key.
+        self._holder = holder
         handlers: List[Any] = [_RefuseRedirects()]
         if self._proxies is not None:
             handlers.append(urllib.request.ProxyHandler(self._proxies))
@@ -106,6 +110,7 @@ class FsCap(_FileMethods, _VersionMethods, _WatchMethod):
         max_bytes: Optional[int] = None,
         max_files: Optional[int] = None,
         history: Optional[str] = None,
+        holder: Optional[Any] = None,
     ) -> "FsCap":
         """Mint a child cap rooted at ``path`` (needs ``subdir``).
 
@@ -137,6 +142,9 @@ class FsCap(_FileMethods, _VersionMethods, _WatchMethod):
             payload["maxFiles"] = max_files
         if history is not None:
             payload["history"] = history
+        # ``holder``: a public JWK (sharing to a named holder) or a HolderKey (bound to this client's key).
+        if holder is not None:
+            payload["holder"] = holder.public_jwk if isinstance(holder, HolderKey) else dict(holder)
         _, _, raw = self._request("POST", "subdir", json_body=payload, ok=(200, 201))
         minted = _json_object(raw)
         token = minted.get("token")
@@ -148,6 +156,7 @@ class FsCap(_FileMethods, _VersionMethods, _WatchMethod):
             context=self._context,
             user_agent=self._user_agent,
             proxies=self._proxies,
+            holder=holder if isinstance(holder, HolderKey) else None,
         )
         child.minted = {k: minted.get(k) for k in ("id", "rights", "expiresAt")}
         return child

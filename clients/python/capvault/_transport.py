@@ -34,6 +34,22 @@ class _VaultTransport:
     _timeout: float
     _user_agent: str
     _opener: Any
+    _holder: Any
+
+    def _signed(self, method: str, url: str, headers: Dict[str, str], body: Any) -> Any:
+        """Adds a DPoP proof for a holder-bound cap; a streamed body is read first, as its digest is signed."""
+        if self._holder is None:
+            return body
+        if method in ("GET", "DELETE", "HEAD"):
+            covered = None
+        else:
+            if body is not None and not isinstance(body, (bytes, bytearray)):
+                body = body.read()
+            covered = bytes(body or b"")
+            body = covered
+        htu = url.split("?", 1)[0]
+        headers["DPoP"] = self._holder.proof(method, htu, self._token, covered)
+        return body
 
     def _request(
         self,
@@ -61,6 +77,7 @@ class _VaultTransport:
         if body is None and method in ("PUT", "POST"):
             body = b""
             all_headers.setdefault("Content-Length", "0")
+        body = self._signed(method, url, all_headers, body)
         request = urllib.request.Request(url, data=body, headers=all_headers, method=method)
 
         # The failure is raised *after* the except blocks so that the
@@ -102,6 +119,7 @@ class _VaultTransport:
         if query:
             url += "?" + urllib.parse.urlencode(query, quote_via=urllib.parse.quote, safe="")
         headers = {"User-Agent": self._user_agent, "Accept": "text/event-stream"}
+        self._signed("GET", url, headers, None)
         request = urllib.request.Request(url, headers=headers, method="GET")
         failure: Optional[CapError] = None
         try:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from ._cap_url import _TOKEN_SHAPE, _path, _quote_param, _split_cap_url
 from ._errors import _STATUS_CODES, CapError
+from ._holder import HolderKey
 from ._events import MalformedStream, server_events
 from ._fs_cap import FsCap, __version__
 from ._transport import DEFAULT_TIMEOUT, _describe, _json_object, _RefuseRedirects
@@ -53,6 +54,7 @@ from ._write_body import _guess_type, _quote_etag, _sized_stream
 
 __all__ = [
     "FsCap",
+    "HolderKey",
     "CapError",
     "Entry",
     "FileStat",
