@@ -1,7 +1,7 @@
 import type { CapFailure } from "../shared/result.ts";
 import { childPath, toCapPath } from "./memory-path.ts";
 import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
-import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
+import { capError, done, type MemoryResult, referenceError } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -20,24 +20,24 @@ import type { TextFiles } from "./text-files.ts";
  */
 export async function deleteCommand(files: TextFiles, rawPath: string): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
-  if (!path.ok) return refused(path.error, rawPath);
+  if (!path.ok) return capError(path.error, rawPath);
   const { rel, shown } = path.value;
-  if (rel.segments.length === 0) return refuse(memoryRefusal("cannotDeleteMount"));
+  if (rel.segments.length === 0) return referenceError(memoryRefusal("cannotDeleteMount"));
   const stat = await files.stat(rel.text);
   if (!stat.ok)
     return stat.error.code === "not_found"
-      ? refuse(memoryRefusal("doesNotExist", { shown }))
-      : refused(stat.error, shown);
+      ? referenceError(memoryRefusal("doesNotExist", { shown }))
+      : capError(stat.error, shown);
 
   const whole = await files.delete(rel.text);
   if (whole.ok) return done(`Successfully deleted ${shown}`);
-  if (whole.error.code === "not_found") return refuse(memoryRefusal("doesNotExist", { shown }));
-  if (stat.value.type === "file" || whole.error.code !== "conflict") return refused(whole.error, shown);
+  if (whole.error.code === "not_found") return referenceError(memoryRefusal("doesNotExist", { shown }));
+  if (stat.value.type === "file" || whole.error.code !== "conflict") return capError(whole.error, shown);
 
   const tree = await walkTree(files, rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
-  if (!tree.ok) return refused(tree.error, shown);
+  if (!tree.ok) return capError(tree.error, shown);
   if (!tree.value.complete) {
-    return refuse(memoryRefusal("tooManyToDelete", { shown, max: MAX_TREE_ENTRIES }));
+    return referenceError(memoryRefusal("tooManyToDelete", { shown, max: MAX_TREE_ENTRIES }));
   }
   let deleted = 0;
   // Entries come depth first, each folder before its contents: once a folder went as one entry (a link), skip what the walk saw through it.
@@ -60,5 +60,5 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
 }
 
 function stopped(error: CapFailure, deleted: number, shown: string): MemoryResult {
-  return refused(stoppedAfter(error, `deleted ${deleted} files`), shown);
+  return capError(stoppedAfter(error, `deleted ${deleted} files`), shown);
 }

@@ -2,7 +2,7 @@ import type { Result } from "../shared/result.ts";
 import { yieldTurn } from "../shared/yield-turn.ts";
 import { type MemoryPath, quoteInput, toCapPath } from "./memory-path.ts";
 import { memoryRefusal } from "./memory-refusals.ts";
-import { done, type MemoryResult, numberedLine, refuse, refused } from "./memory-result.ts";
+import { capError, done, type MemoryResult, numberedLine, referenceError } from "./memory-result.ts";
 import { MAX_TEXT_BYTES, type TextFiles } from "./text-files.ts";
 import { lineIndexOfInTurns, lineOffset, lineStart, linesFrom, splitLineCount } from "./text-lines.ts";
 import { firstMatchesInTurns, forEachMatch } from "./text-search.ts";
@@ -25,9 +25,9 @@ async function editFile(
   edit: (text: string, path: MemoryPath) => EditOutcome | Promise<EditOutcome>,
 ): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
-  if (!path.ok) return refused(path.error, rawPath);
+  if (!path.ok) return capError(path.error, rawPath);
   const p = path.value;
-  if (p.rel.segments.length === 0) return refuse(memoryRefusal("notAFile", { shown: p.shown }));
+  if (p.rel.segments.length === 0) return referenceError(memoryRefusal("notAFile", { shown: p.shown }));
   for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
     const file = await files.readText(p.rel.text, MAX_TEXT_BYTES);
     if (!file.ok) return readFailure(file, p);
@@ -39,15 +39,16 @@ async function editFile(
     await yieldTurn();
     const written = await files.writeText(p.rel.text, outcome.text, { ifMatch: file.value.etag });
     if (written.ok) return outcome.result;
-    if (written.error.code !== "precondition_failed") return refused(written.error, p.shown);
+    if (written.error.code !== "precondition_failed") return capError(written.error, p.shown);
   }
-  return refuse(memoryRefusal("keptChanging", { shown: p.shown }));
+  return referenceError(memoryRefusal("keptChanging", { shown: p.shown }));
 }
 
 function readFailure(file: Result<unknown> & { ok: false }, p: MemoryPath): MemoryResult {
-  if (file.error.code === "not_found") return refuse(memoryRefusal("doesNotExistGiveValid", { shown: p.shown }));
-  if (file.error.code === "conflict") return refuse(memoryRefusal("notAFile", { shown: p.shown }));
-  return refused(file.error, p.shown);
+  if (file.error.code === "not_found")
+    return referenceError(memoryRefusal("doesNotExistGiveValid", { shown: p.shown }));
+  if (file.error.code === "conflict") return referenceError(memoryRefusal("notAFile", { shown: p.shown }));
+  return capError(file.error, p.shown);
 }
 
 /** Line numbers listed when old_str occurs more than once; a needle found on every line of a huge file lists no more. */
@@ -65,14 +66,14 @@ export function strReplaceCommand(
   newStr: string,
 ): Promise<MemoryResult> {
   return editFile(files, rawPath, async (content, p) => {
-    if (oldStr === "") return refuse(memoryRefusal("emptyOldStr", { shown: p.shown }));
+    if (oldStr === "") return referenceError(memoryRefusal("emptyOldStr", { shown: p.shown }));
     // In turns: a needle over 250 characters is searched by KMP, tens of ms over 2 MiB.
     const found = await firstMatchesInTurns(content, oldStr, 2, false);
     if (found.length === 0) {
-      return refuse(memoryRefusal("oldStrMissing", { oldStr, shown: p.shown }));
+      return referenceError(memoryRefusal("oldStrMissing", { oldStr, shown: p.shown }));
     }
     if (found.length > 1) {
-      return refuse(memoryRefusal("oldStrRepeated", { oldStr, lines: matchingLines(content, oldStr) }));
+      return referenceError(memoryRefusal("oldStrRepeated", { oldStr, lines: matchingLines(content, oldStr) }));
     }
     const at = found[0]!;
     // Slicing, not String.replace: a `$&` in new_str must stay literal.
@@ -104,7 +105,7 @@ export function insertCommand(
     const body = content.endsWith("\n") ? content.slice(0, -1) : content;
     const count = content === "" ? 0 : splitLineCount(body);
     if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > count) {
-      return refuse(memoryRefusal("badInsertLine", { quoted: quoteInput(insertLine), count }));
+      return referenceError(memoryRefusal("badInsertLine", { quoted: quoteInput(insertLine), count }));
     }
     const parts: string[] = [];
     if (insertLine === count) {

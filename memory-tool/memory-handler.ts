@@ -3,7 +3,7 @@ import { deleteCommand } from "./memory-delete.ts";
 import { insertCommand, strReplaceCommand } from "./memory-edit.ts";
 import { parseMemoryInput } from "./memory-input.ts";
 import { renameCommand } from "./memory-rename.ts";
-import { type MemoryResult, refused } from "./memory-result.ts";
+import { capError, type MemoryResult } from "./memory-result.ts";
 import { viewCommand } from "./memory-view.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -25,7 +25,7 @@ export type MemoryHandler = (input: unknown) => Promise<MemoryResult>;
 export function createMemoryHandler(files: TextFiles): MemoryHandler {
   return async (input) => {
     const parsed = parseMemoryInput(input);
-    if (!parsed.ok) return refused(parsed.error);
+    if (!parsed.ok) return capError(parsed.error);
     const c = parsed.value;
     switch (c.command) {
       case "view":

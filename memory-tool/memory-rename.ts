@@ -1,7 +1,7 @@
 import type { CapFailure } from "../shared/result.ts";
 import { childPath, type MemoryPath, toCapPath } from "./memory-path.ts";
 import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
-import { done, type MemoryResult, refuse, refused } from "./memory-result.ts";
+import { capError, done, type MemoryResult, referenceError } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
 import type { TextFiles } from "./text-files.ts";
 
@@ -20,22 +20,22 @@ import type { TextFiles } from "./text-files.ts";
  */
 export async function renameCommand(files: TextFiles, rawOld: string, rawNew: string): Promise<MemoryResult> {
   const from = toCapPath(rawOld);
-  if (!from.ok) return refused(from.error, rawOld);
+  if (!from.ok) return capError(from.error, rawOld);
   const to = toCapPath(rawNew);
-  if (!to.ok) return refused(to.error, rawNew);
+  if (!to.ok) return capError(to.error, rawNew);
   const [src, dst] = [from.value, to.value];
-  if (src.rel.segments.length === 0) return refuse(memoryRefusal("cannotRenameMount"));
-  if (dst.rel.segments.length === 0) return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
+  if (src.rel.segments.length === 0) return referenceError(memoryRefusal("cannotRenameMount"));
+  if (dst.rel.segments.length === 0) return referenceError(memoryRefusal("destinationExists", { shown: dst.shown }));
 
   const existing = await files.stat(dst.rel.text);
-  if (existing.ok) return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
-  if (existing.error.code !== "not_found") return refused(existing.error, dst.shown);
+  if (existing.ok) return referenceError(memoryRefusal("destinationExists", { shown: dst.shown }));
+  if (existing.error.code !== "not_found") return capError(existing.error, dst.shown);
 
   const source = await files.stat(src.rel.text);
   if (!source.ok)
     return source.error.code === "not_found"
-      ? refuse(memoryRefusal("doesNotExist", { shown: src.shown }))
-      : refused(source.error, src.shown);
+      ? referenceError(memoryRefusal("doesNotExist", { shown: src.shown }))
+      : capError(source.error, src.shown);
 
   if (source.value.type === "file") {
     const moved = await files.move(src.rel.text, dst.rel.text);
@@ -44,19 +44,19 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   }
 
   if (dst.rel.text.startsWith(`${src.rel.text}/`)) {
-    return refuse(memoryRefusal("moveIntoItself", { from: src.shown, to: dst.shown }));
+    return referenceError(memoryRefusal("moveIntoItself", { from: src.shown, to: dst.shown }));
   }
   const whole = await files.move(src.rel.text, dst.rel.text);
   if (whole.ok) return done(`Successfully renamed ${src.shown} to ${dst.shown}`);
   if (whole.error.code !== "conflict") return movedFailure(files, whole.error, src.shown, dst);
   const tree = await walkTree(files, src.rel.text, { maxEntries: MAX_TREE_ENTRIES, skipHidden: false });
-  if (!tree.ok) return refused(tree.error, src.shown);
+  if (!tree.ok) return capError(tree.error, src.shown);
   if (!tree.value.complete) {
-    return refuse(memoryRefusal("tooManyToMove", { shown: src.shown, max: MAX_TREE_ENTRIES }));
+    return referenceError(memoryRefusal("tooManyToMove", { shown: src.shown, max: MAX_TREE_ENTRIES }));
   }
   let moved = 0;
   const stopped = (error: CapFailure) =>
-    refused(stoppedAfter(error, `moved ${moved} files to ${dst.shown}`), src.shown);
+    capError(stoppedAfter(error, `moved ${moved} files to ${dst.shown}`), src.shown);
   // Entries come depth first, each folder before its contents: once a folder moved as one entry (a link), skip what the walk saw through it.
   let gone: string | null = null;
   for (const entry of tree.value.entries) {
@@ -82,8 +82,8 @@ async function movedFailure(
   srcShown: string,
   dst: MemoryPath,
 ): Promise<MemoryResult> {
-  if (error.code === "not_found") return refuse(memoryRefusal("doesNotExist", { shown: srcShown }));
+  if (error.code === "not_found") return referenceError(memoryRefusal("doesNotExist", { shown: srcShown }));
   if (error.code === "conflict" && (await files.stat(dst.rel.text)).ok)
-    return refuse(memoryRefusal("destinationExists", { shown: dst.shown }));
-  return refused(error, dst.shown);
+    return referenceError(memoryRefusal("destinationExists", { shown: dst.shown }));
+  return capError(error, dst.shown);
 }

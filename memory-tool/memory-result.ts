@@ -16,7 +16,7 @@ export function done(text: string): MemoryResult {
 }
 
 /** An error in the reference implementation's own words (from memory-refusals.ts). */
-export function refuse(failure: CapFailure): MemoryResult {
+export function referenceError(failure: CapFailure): MemoryResult {
   return { text: `Error: ${failure.message}`, isError: true, code: failure.code };
 }
 
@@ -25,7 +25,7 @@ export function refuse(failure: CapFailure): MemoryResult {
  * the path the model sent quoted safely. Cap messages are fixed texts that
  * never name a root, prefix or host path.
  */
-export function refused(failure: CapFailure, path?: unknown): MemoryResult {
+export function capError(failure: CapFailure, path?: unknown): MemoryResult {
   const where = path === undefined ? "" : ` (${quoteInput(path)})`;
   return { text: `Error: ${failure.code}: ${failure.message}${where}`, isError: true, code: failure.code };
 }

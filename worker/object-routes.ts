@@ -43,7 +43,7 @@ function withCap(handler: Handler) {
 }
 
 /** Refuses a request the worker itself finds malformed (framing, JSON, query encoding); see {@link problemFor}. */
-async function refuse(cap: CapStub, problem: CapFailure): Promise<Response> {
+async function problemResponse(cap: CapStub, problem: CapFailure): Promise<Response> {
   return errorResponse(await problemFor(cap, problem));
 }
 
@@ -60,7 +60,7 @@ function withQuery<N extends string>(
     const q = readQuery(c.req.url, names);
     if (!q.ok) {
       await settleBody(c.req.raw.body, declaredLength(c.req.header("content-length")));
-      return refuse(cap, q.error);
+      return problemResponse(cap, q.error);
     }
     return handler(cap, q.value as Record<N, string | null>, c);
   });
@@ -75,7 +75,7 @@ function withJson(
     // No body at all reads as `{}`: `POST /subdir` alone mints a same-root child.
     const raw = await readJsonBody(c.req.raw, SMALL_JSON_BYTES, { emptyAs: {} });
     const body = raw.ok ? jsonObject(raw.value, fields) : raw;
-    if (!body.ok) return refuse(cap, body.error);
+    if (!body.ok) return problemResponse(cap, body.error);
     return handler(cap, body.value, c);
   });
 }
@@ -107,7 +107,7 @@ objectRoutes.put(
     // A body of unknown length is refused before it is streamed anywhere.
     if (length === null) {
       await settleBody(c.req.raw.body);
-      return refuse(cap, refusal("lengthRequired"));
+      return problemResponse(cap, refusal("lengthRequired"));
     }
     const body = c.req.raw.body ?? new Response("").body!;
     const result = await cap.writeFile(q.path, body, {
@@ -164,7 +164,7 @@ objectRoutes.post(
   withJson(["from", "to", "overwrite"], async (cap, body) => {
     const { from, to, overwrite = false } = body;
     if (typeof from !== "string" || typeof to !== "string" || typeof overwrite !== "boolean") {
-      return refuse(cap, refusal("moveFields"));
+      return problemResponse(cap, refusal("moveFields"));
     }
     const result = await cap.movePath(from, to, overwrite);
     return result.ok ? Response.json({ from, to } satisfies MoveResult) : errorResponse(result.error);
@@ -177,7 +177,7 @@ objectRoutes.post(
     ["path", "rights", "ttlSeconds", "label", "maxBytes", "maxFiles", "history", "holder"],
     async (cap, body, c) => {
       const request = parseGrantRequest(body);
-      if (!request.ok) return refuse(cap, request.error);
+      if (!request.ok) return problemResponse(cap, request.error);
       return json(await cap.mintChild(request.value, publicOrigin(c)), 201);
     },
   ),

@@ -54,7 +54,7 @@ export class CapEndpoint {
       response = await this.#fetch(this.#url, { method: "POST", headers, body: line });
     } catch (cause) {
       const why = this.#http.redact(describe(cause));
-      return refuse(shape, {
+      return errorAnswer(shape, {
         code: RPC.unreachable,
         message: `vault unreachable: ${why}`,
         data: { code: "unavailable" },
@@ -72,7 +72,7 @@ export class CapEndpoint {
     if (isAnonymousError(body)) {
       // Refused whole: each request hears it under its id; a message with no request id in it was itself
       // malformed (a valid notification gets 202), and JSON-RPC answers that with id null, as the endpoint did.
-      return shape.requestIds.length > 0 ? refuse(shape, body.error) : { answer: body };
+      return shape.requestIds.length > 0 ? errorAnswer(shape, body.error) : { answer: body };
     }
     if (isJsonRpc(body)) {
       if (response.ok && shape.initialize) this.#remember(body);
@@ -80,7 +80,7 @@ export class CapEndpoint {
     }
     // Not JSON-RPC: the vault's own refusal (or a proxy's page), read as the SDK reads it.
     const error = await this.#http.errorFrom(new Response(text, { status: response.status }));
-    return refuse(shape, {
+    return errorAnswer(shape, {
       code: RPC.vaultRefused,
       message: `${error.code}: ${error.message}`,
       data: { code: error.code, status: error.status },
@@ -94,7 +94,7 @@ export class CapEndpoint {
 }
 
 /** `error` for each request of the message; for notifications, only a line on stderr. */
-function refuse(shape: MessageShape, error: RpcError): Forwarded {
+function errorAnswer(shape: MessageShape, error: RpcError): Forwarded {
   const answer = errorForEach(shape, error);
   return answer === undefined ? { log: error.message } : { answer };
 }
