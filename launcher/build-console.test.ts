@@ -3,7 +3,7 @@ import { CONSOLE_SCRIPT, CONSOLE_SCRIPT_HASH } from "../worker/console/console-s
 import { buildConsoleScript, scriptHash } from "./build-console.ts";
 
 describe("the console script the worker serves", () => {
-  it("is the current build of worker/console/client/ (run `npm run build:console` after changing it)", async () => {
+  it("is the current build of worker/console/browser/ (run `npm run build:console` after changing it)", async () => {
     expect(CONSOLE_SCRIPT === (await buildConsoleScript())).toBe(true);
   });
   it("carries the hash of exactly that script, which the console's CSP and SRI name", () => {

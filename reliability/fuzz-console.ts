@@ -10,7 +10,7 @@ import { subdir } from "./vault-fixture.ts";
 const CASE_TIMEOUT_MS = 30_000;
 
 /**
- * The web console's API calls, as worker/console/client/api.ts makes them
+ * The web console's API calls, as worker/console/browser/api.ts makes them
  * (its URLs, methods, bodies and headers, fed hostile values), plus its three
  * static files. The console's token is whatever a user pasted: it passes the
  * console's own check (URL-safe characters) or becomes `not-a-cap`.
