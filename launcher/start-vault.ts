@@ -105,6 +105,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
           CAPS: { className: "CapObject", useSQLite: true },
           ROOTS: { className: "RootRegistry", useSQLite: true },
           JOURNALS: { className: "RootJournal", useSQLite: true },
+          OAUTH: { className: "OAuthRegistry", useSQLite: true },
         },
         r2Buckets: ["BUCKET"],
         durableObjectsPersist: path.join(settings.state, "durable-objects"),

@@ -6,6 +6,7 @@ import type { AppEnv } from "./cap-stub.ts";
 import { consoleRoutes } from "./console/console-routes.ts";
 import { davRoutes } from "./dav/dav-routes.ts";
 import { errorResponse } from "./http-error.ts";
+import { oauthRoutes } from "./oauth/oauth-routes.ts";
 import { objectRoutes } from "./object-routes.ts";
 import { requestLog } from "./request-log.ts";
 import { securityHeaders } from "./security-headers.ts";
@@ -29,6 +30,11 @@ const viaHeader = capFromHeader((request, c) => app.fetch(request, c.env, c.exec
 app.all("/cap", viaHeader);
 app.all("/cap/*", viaHeader);
 app.route("/admin", adminRoutes);
+// OAuth 2.1 for remote MCP clients: grants are child caps, and `/mcp` serves the one a token stands for.
+app.route(
+  "/",
+  oauthRoutes((request, c) => app.fetch(request, c.env, c.executionCtx)),
+);
 app.route("/ui", consoleRoutes);
 app.notFound(() => errorResponse(refusal("noSuchRoute")));
 // Unexpected failures never echo their message: it could name a key or path.

@@ -1,0 +1,228 @@
+import { DurableObject } from "cloudflare:workers";
+
+/**
+ * The OAuth authorization server's state (issue 22): one object for the
+ * vault (`idFromName("oauth")`), holding registered clients, pending codes
+ * and the tokens of each grant. Every secret (code, access token, refresh
+ * token) is known here only by its SHA-256 digest; the child cap a grant
+ * stands for is stored sealed under that secret (worker/oauth/oauth-secrets.ts),
+ * so a dump of this storage opens nothing. Every key is listed in docs/oauth.md.
+ *
+ * Every method is synchronous over the SQLite-backed KV (`ctx.storage.kv`):
+ * no await, so no other request interleaves between a check and its write
+ * (single-use codes and refresh rotation depend on that).
+ */
+
+/** How many clients may be registered at once: registration is open to anyone. */
+export const MAX_CLIENTS = 10_000;
+/** Registrations the vault accepts per minute, all clients together. */
+export const REGISTRATIONS_PER_MINUTE = 30;
+/** Expired records removed per alarm; the alarm runs again while any remain. */
+const SWEEP_BATCH = 500;
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+
+export interface ClientRecord {
+  name: string;
+  redirectUris: string[];
+  createdAt: number;
+}
+
+/** A code issued at consent, waiting for its one exchange. */
+export interface CodeRecord {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  /** The child cap's public id (the grant is labelled with it in the delegation tree). */
+  childId: string;
+  /** The child cap's token, sealed under the code. */
+  sealed: string;
+  expiresAt: number;
+  /** When the child cap expires (ms), or null: the grant's own end. */
+  grantExpiresAt: number | null;
+  /** Set once exchanged: the grant it started, so a replay can end that grant. */
+  grantId?: string;
+}
+
+export interface TokenRecord {
+  grantId: string;
+  clientId: string;
+  resource: string;
+  childId: string;
+  /** The child cap's token, sealed under this token. */
+  sealed: string;
+  expiresAt: number | null;
+}
+
+interface GrantRecord {
+  clientId: string;
+  childId: string;
+  access: string;
+  refresh: string;
+  /** The refresh token rotated out last: presenting it again means it leaked. */
+  previous: string | null;
+  expiresAt: number | null;
+}
+
+export interface IssuedTokens {
+  grantId: string;
+  accessDigest: string;
+  access: TokenRecord;
+  refreshDigest: string;
+  refresh: TokenRecord;
+}
+
+export type RefreshOutcome =
+  | { kind: "rotated" }
+  | { kind: "unknown" }
+  | { kind: "wrong_client" }
+  /** A rotated-out token came back: the grant is ended; `record` lets the caller revoke its cap. */
+  | { kind: "reused"; record: TokenRecord };
+
+export type RegisterOutcome = { kind: "registered" } | { kind: "full" } | { kind: "busy" };
+
+const expired = (expiresAt: number | null, now: number) => expiresAt !== null && expiresAt <= now;
+
+export class OAuthRegistry extends DurableObject {
+  private get kv(): SyncKvStorage {
+    return this.ctx.storage.kv;
+  }
+
+  register(clientId: string, client: ClientRecord, now: number): RegisterOutcome {
+    const count = this.kv.get<number>("meta:clients") ?? 0;
+    if (count >= MAX_CLIENTS) return { kind: "full" };
+    const window = Math.floor(now / 60_000);
+    const rate = this.kv.get<{ window: number; count: number }>("meta:registrations");
+    const used = rate?.window === window ? rate.count : 0;
+    if (used >= REGISTRATIONS_PER_MINUTE) return { kind: "busy" };
+    this.kv.put("meta:registrations", { window, count: used + 1 });
+    this.kv.put("meta:clients", count + 1);
+    this.kv.put(`client:${clientId}`, client);
+    return { kind: "registered" };
+  }
+
+  client(clientId: string): ClientRecord | null {
+    return this.kv.get<ClientRecord>(`client:${clientId}`) ?? null;
+  }
+
+  async putCode(digest: string, record: CodeRecord): Promise<null> {
+    this.kv.put(`code:${digest}`, record);
+    await this.scheduleSweep();
+    return null;
+  }
+
+  /**
+   * The code's record, marked used: the first call gets `fresh`, every later
+   * one `replayed` (with the grant it started, which the caller then ends).
+   */
+  takeCode(digest: string, now: number): { kind: "fresh" | "replayed"; record: CodeRecord } | null {
+    const record = this.kv.get<CodeRecord>(`code:${digest}`);
+    if (!record) return null;
+    if (record.grantId !== undefined) return { kind: "replayed", record };
+    if (expired(record.expiresAt, now)) {
+      this.kv.delete(`code:${digest}`);
+      return null;
+    }
+    // Kept (marked) until the sweep, so a replay is recognised rather than merely unknown.
+    this.kv.put(`code:${digest}`, { ...record, grantId: "" });
+    return { kind: "fresh", record };
+  }
+
+  /** Stores a new grant's first tokens; `codeDigest` records which grant the code started. */
+  issue(tokens: IssuedTokens, codeDigest: string): null {
+    const code = this.kv.get<CodeRecord>(`code:${codeDigest}`);
+    if (code) this.kv.put(`code:${codeDigest}`, { ...code, grantId: tokens.grantId });
+    this.kv.put(`access:${tokens.accessDigest}`, tokens.access);
+    this.kv.put(`refresh:${tokens.refreshDigest}`, tokens.refresh);
+    this.kv.put(`grant:${tokens.grantId}`, {
+      clientId: tokens.access.clientId,
+      childId: tokens.access.childId,
+      access: tokens.accessDigest,
+      refresh: tokens.refreshDigest,
+      previous: null,
+      expiresAt: tokens.refresh.expiresAt,
+    } satisfies GrantRecord);
+    return null;
+  }
+
+  /** A live access token's record; an expired one is removed and answers null. */
+  access(digest: string, now: number): TokenRecord | null {
+    const record = this.kv.get<TokenRecord>(`access:${digest}`);
+    if (!record) return null;
+    if (expired(record.expiresAt, now)) {
+      this.kv.delete(`access:${digest}`);
+      return null;
+    }
+    return this.kv.get<GrantRecord>(`grant:${record.grantId}`) ? record : null;
+  }
+
+  /** A live refresh token's record without using it (the caller checks the cap before rotating). */
+  peekRefresh(digest: string, now: number): TokenRecord | null {
+    const record = this.kv.get<TokenRecord>(`refresh:${digest}`);
+    if (!record || expired(record.expiresAt, now)) return null;
+    return record;
+  }
+
+  /**
+   * Rotation: the presented refresh token is replaced by `next` (and the
+   * grant's access token by a new one). Presenting the token rotated out
+   * last ends the grant (OAuth 2.1 §4.3.1: one of two parties holds a copy).
+   */
+  rotate(presented: string, clientId: string, next: IssuedTokens, now: number): RefreshOutcome {
+    const record = this.kv.get<TokenRecord>(`refresh:${presented}`);
+    if (!record || expired(record.expiresAt, now)) return { kind: "unknown" };
+    if (record.clientId !== clientId) return { kind: "wrong_client" };
+    const grant = this.kv.get<GrantRecord>(`grant:${record.grantId}`);
+    if (!grant) return { kind: "unknown" };
+    if (grant.refresh !== presented) {
+      this.endGrant(record.grantId);
+      return { kind: "reused", record };
+    }
+    this.kv.delete(`access:${grant.access}`);
+    if (grant.previous) this.kv.delete(`refresh:${grant.previous}`);
+    this.kv.put(`access:${next.accessDigest}`, { ...next.access, grantId: record.grantId });
+    this.kv.put(`refresh:${next.refreshDigest}`, { ...next.refresh, grantId: record.grantId });
+    this.kv.put(`grant:${record.grantId}`, {
+      ...grant,
+      access: next.accessDigest,
+      refresh: next.refreshDigest,
+      previous: presented,
+    } satisfies GrantRecord);
+    return { kind: "rotated" };
+  }
+
+  /** Forgets a grant and every token of it (its cap is revoked by the caller). */
+  endGrant(grantId: string): null {
+    const grant = this.kv.get<GrantRecord>(`grant:${grantId}`);
+    if (!grant) return null;
+    this.kv.delete(`access:${grant.access}`);
+    this.kv.delete(`refresh:${grant.refresh}`);
+    if (grant.previous) this.kv.delete(`refresh:${grant.previous}`);
+    this.kv.delete(`grant:${grantId}`);
+    return null;
+  }
+
+  private async scheduleSweep(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + SWEEP_EVERY_MS);
+  }
+
+  /** Removes expired codes, tokens and grants, a bounded batch at a time. */
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    let removed = 0;
+    for (const prefix of ["code:", "access:", "refresh:", "grant:"]) {
+      for (const [key, value] of this.kv.list<{ expiresAt: number | null }>({ prefix })) {
+        if (removed >= SWEEP_BATCH) break;
+        // A used code stays a while past its expiry, so a late replay still ends its grant.
+        const end = prefix === "code:" && value.expiresAt !== null ? value.expiresAt + SWEEP_EVERY_MS : value.expiresAt;
+        if (expired(end, now)) {
+          this.kv.delete(key);
+          removed++;
+        }
+      }
+    }
+    const more =
+      removed >= SWEEP_BATCH || this.kv.list({ prefix: "code:", limit: 1 })[Symbol.iterator]().next().done === false;
+    if (more) await this.ctx.storage.setAlarm(now + (removed >= SWEEP_BATCH ? 1000 : SWEEP_EVERY_MS));
+  }
+}
