@@ -4,6 +4,7 @@ import { clients } from "./clients.ts";
 import { depth } from "./depth.ts";
 import { disk } from "./disk.ts";
 import { entry } from "./entry.ts";
+import { holder } from "./holder.ts";
 import { large } from "./large.ts";
 import { manyCaps } from "./many-caps.ts";
 import { mcp } from "./mcp.ts";
@@ -26,6 +27,7 @@ export const SECTIONS: Record<string, Section> = {
   mcp,
   large,
   depth,
+  holder,
   clients,
   rpc,
   watch,
