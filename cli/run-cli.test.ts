@@ -9,8 +9,8 @@ import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { runInProcess } from "./cli-test-io.ts";
 import { COMMANDS } from "./command-table.ts";
 import { formatBytes, formatChildren, formatEntry, formatStat } from "./human-format.ts";
-import { PROGRESS_THRESHOLD_BYTES, renderProgress } from "./progress-bar.ts";
 import { redactCapUrls } from "./run-cli.ts";
+import { PROGRESS_THRESHOLD_BYTES, renderProgress } from "./transfer/progress-bar.ts";
 
 const TOKEN = "abcdefghijklmnopqrstuvwxyz234567";
 const CAP = `http://vault.test/object/${TOKEN}`;

@@ -1,9 +1,9 @@
-import { pumpToWritable } from "../byte-pump.ts";
 import { capFromInput } from "../cap-source.ts";
 import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { positionalArgs, stringOption } from "../option-values.ts";
-import { progressStream } from "../progress-bar.ts";
+import { pumpToWritable } from "../transfer/byte-pump.ts";
+import { progressStream } from "../transfer/progress-bar.ts";
 import { UsageError } from "../usage-error.ts";
 
 export const catCommand: CommandSpec = {

@@ -3,12 +3,12 @@ import { writeOut } from "../cli-io.ts";
 import type { CommandSpec } from "../command-spec.ts";
 import { formatBytes } from "../human-format.ts";
 import { printJson } from "../json-output.ts";
-import { localFileTarget, localFolderTarget } from "../local-target.ts";
 import { positionalArgs } from "../option-values.ts";
 import { remoteBaseName, remotePathArg } from "../remote-path.ts";
 import { terminalSafe as safe } from "../terminal-safe.ts";
 import { downloadFile } from "../transfer/download-file.ts";
 import { runFolderTransfer } from "../transfer/folder-transfer.ts";
+import { localFileTarget, localFolderTarget } from "../transfer/local-target.ts";
 import { FOLDER_OPTIONS, RECURSIVE_OPTION, refuseFolderOptions } from "../transfer/transfer-options.ts";
 import { UsageError } from "../usage-error.ts";
 

@@ -1,8 +1,8 @@
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
-import { pumpToWritable } from "../byte-pump.ts";
 import type { CliIo } from "../cli-io.ts";
-import { progressStream } from "../progress-bar.ts";
+import { pumpToWritable } from "./byte-pump.ts";
 import { writeLocalFile } from "./local-file-writer.ts";
+import { progressStream } from "./progress-bar.ts";
 
 export interface Downloaded {
   path: string;

@@ -3,7 +3,7 @@ import { open } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { WriteResult } from "../../clients/typescript/index.ts";
-import { guessContentType } from "../content-type-guess.ts";
+import { guessContentType } from "./content-type-guess.ts";
 import { LocalRefusal } from "./local-refusal.ts";
 
 /** Below this, a file is read whole and sent as bytes (under the progress bar's 4 MiB threshold). */

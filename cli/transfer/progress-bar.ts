@@ -1,5 +1,5 @@
-import type { CliIo } from "./cli-io.ts";
-import { formatBytes } from "./human-format.ts";
+import type { CliIo } from "../cli-io.ts";
+import { formatBytes } from "../human-format.ts";
 
 /** Transfers at least this big get a progress bar (when stderr is a terminal). */
 export const PROGRESS_THRESHOLD_BYTES = 4 * 1024 * 1024;

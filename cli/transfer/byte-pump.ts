@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { writeOut } from "./cli-io.ts";
+import { writeOut } from "../cli-io.ts";
 
 /**
  * Copies a web stream to a Node writable with back-pressure. A reader that

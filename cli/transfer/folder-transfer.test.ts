@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FetchLike } from "../clients/typescript/types.ts";
-import { runInProcess } from "./cli-test-io.ts";
-import { parseDuration } from "./duration-option.ts";
+import type { FetchLike } from "../../clients/typescript/types.ts";
+import { runInProcess } from "../cli-test-io.ts";
+import { parseDuration } from "../duration-option.ts";
+import { Limiter } from "./limiter.ts";
 import { localFileTarget, localFolderTarget } from "./local-target.ts";
-import { Limiter } from "./transfer/limiter.ts";
 
 const CAP = `http://vault.test/object/${"abcdefghijklmnopqrstuvwxyz234567"}`;
 const env = { CAPVAULT_CAP: CAP };

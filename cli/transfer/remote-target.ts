@@ -1,6 +1,6 @@
-import { isCapError } from "../clients/typescript/cap-error.ts";
-import type { FsCap } from "../clients/typescript/fs-cap.ts";
-import { joinRemote, namesFolder, remotePathArg } from "./remote-path.ts";
+import { isCapError } from "../../clients/typescript/cap-error.ts";
+import type { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { joinRemote, namesFolder, remotePathArg } from "../remote-path.ts";
 
 /**
  * Where `put LOCAL [REMOTE]` writes, as sftp decides: no REMOTE → `NAME` in

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { UsageError } from "./usage-error.ts";
+import { UsageError } from "../usage-error.ts";
 
 /** A single-file upload source must be a regular file; a folder is pointed at -r. Usage errors: nothing is sent. */
 export async function checkLocalFile(file: string, command: string): Promise<void> {
