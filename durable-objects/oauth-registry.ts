@@ -113,15 +113,16 @@ export class OAuthRegistry extends DurableObject {
 
   /**
    * The code's record, marked used: the first call gets `fresh`, every later
-   * one `replayed` (with the grant it started, which the caller then ends).
+   * one `replayed` (with the grant it started, which the caller then ends);
+   * past its time, `expired` once (so the caller can revoke the cap it sealed).
    */
-  takeCode(digest: string, now: number): { kind: "fresh" | "replayed"; record: CodeRecord } | null {
+  takeCode(digest: string, now: number): { kind: "fresh" | "replayed" | "expired"; record: CodeRecord } | null {
     const record = this.kv.get<CodeRecord>(`code:${digest}`);
     if (!record) return null;
     if (record.grantId !== undefined) return { kind: "replayed", record };
     if (expired(record.expiresAt, now)) {
       this.kv.delete(`code:${digest}`);
-      return null;
+      return { kind: "expired", record };
     }
     // Kept (marked) until the sweep, so a replay is recognised rather than merely unknown.
     this.kv.put(`code:${digest}`, { ...record, grantId: "" });

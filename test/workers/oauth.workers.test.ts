@@ -6,7 +6,9 @@
  * redirect, open redirects, plain PKCE, another resource, refresh reuse,
  * revoked parent).
  */
-import { describe, expect, it } from "vitest";
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import type { CodeRecord, OAuthRegistry } from "../../durable-objects/oauth-registry.ts";
 import { call, cap, mintRoot, ORIGIN } from "./vault.ts";
 
 const REDIRECT = "https://client.example/callback";
@@ -344,5 +346,51 @@ describe("hostile codes", () => {
     const denied = await approve(flow, root.token, { decision: "deny" });
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
     expect(((await (await root.children()).json()) as { children: unknown[] }).children).toEqual([]);
+  });
+});
+
+describe("time and secrecy", () => {
+  it("an expired code is refused, and revokes the cap consent minted", async () => {
+    const { root, flow } = await setup();
+    const code = await codeFor(flow, root.token);
+    // The code's clock, moved rather than waited for: its record says it expired a second ago.
+    const ns = (env as unknown as { OAUTH: DurableObjectNamespace<OAuthRegistry> }).OAUTH;
+    await runInDurableObject(ns.get(ns.idFromName("oauth")), (_instance, state) => {
+      for (const [key, value] of state.storage.kv.list<CodeRecord>({ prefix: "code:" })) {
+        if (value.clientId === flow.clientId) state.storage.kv.put(key, { ...value, expiresAt: Date.now() - 1000 });
+      }
+    });
+    const res = await exchange(flow, code);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
+    expect(((await (await root.children()).json()) as { children: unknown[] }).children).toEqual([]);
+  });
+
+  it("no code, token, verifier or cap is logged, and the registry stores none of them", async () => {
+    const lines: string[] = [];
+    const spies = (["log", "info", "warn", "error"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
+    const secrets: string[] = [];
+    try {
+      const { root, flow } = await setup();
+      const code = await codeFor(flow, root.token);
+      const tokens = (await (await exchange(flow, code)).json()) as Tokens;
+      await mcp(tokens.access_token, callTool("read_file", { path: "a.txt" }));
+      const rotated = (await (await refresh(flow, tokens.refresh_token)).json()) as Tokens;
+      await refresh(flow, tokens.refresh_token);
+      await mcp(rotated.access_token, initialize);
+      secrets.push(root.token, code, flow.verifier, tokens.access_token, tokens.refresh_token, rotated.access_token);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect(lines.length).toBeGreaterThan(0);
+    const logged = lines.join("\n");
+    for (const secret of secrets) expect(logged).not.toContain(secret);
+    const ns = (env as unknown as { OAUTH: DurableObjectNamespace<OAuthRegistry> }).OAUTH;
+    const stored = await runInDurableObject(ns.get(ns.idFromName("oauth")), (_instance, state) =>
+      JSON.stringify([...state.storage.kv.list()]),
+    );
+    for (const secret of secrets) expect(stored).not.toContain(secret);
   });
 });

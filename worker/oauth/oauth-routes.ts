@@ -342,8 +342,7 @@ export function oauthRoutes(dispatch: Dispatch) {
         if (taken.kind === "replayed" && record.grantId) await reg.endGrant(record.grantId);
         return oauthError(r);
       };
-      if (taken.kind === "replayed" || !childToken) return fail({ reason: "bad_code" });
-      if (record.expiresAt <= Date.now()) return fail({ reason: "bad_code" });
+      if (taken.kind !== "fresh" || !childToken || record.expiresAt <= Date.now()) return fail({ reason: "bad_code" });
       if (record.clientId !== clientId || single(form, "redirect_uri") !== record.redirectUri)
         return fail({ reason: "bad_code" });
       const verifier = single(form, "code_verifier");
