@@ -1,4 +1,5 @@
 import { parseCapUrl } from "../../clients/typescript/cap-url.ts";
+import type { HolderKey } from "../../clients/typescript/holder.ts";
 import type { FetchLike } from "../../clients/typescript/types.ts";
 import { VaultTransport } from "../../clients/typescript/vault-transport.ts";
 import {
@@ -31,11 +32,14 @@ export class CapEndpoint {
   readonly #url: string;
   readonly #http: VaultTransport;
   readonly #fetch: FetchLike;
+  /** For a holder-bound cap: each POST carries a DPoP proof by this key (htu the endpoint, content_digest the line). */
+  readonly #holder: { key: HolderKey; token: string } | undefined;
   /** Negotiated by initialize; Streamable HTTP wants it on every later POST. */
   #protocolVersion: string | undefined;
 
-  constructor(capUrl: string, fetchImpl?: FetchLike) {
+  constructor(capUrl: string, fetchImpl?: FetchLike, holder?: HolderKey) {
     const { mount, token } = parseCapUrl(capUrl);
+    this.#holder = holder && { key: holder, token };
     this.#url = `${mount}/object/${token}/mcp`;
     this.#http = new VaultTransport(fetchImpl, [token]);
     this.#fetch = fetchImpl ?? ((input, init) => globalThis.fetch(input, init));
@@ -51,6 +55,11 @@ export class CapEndpoint {
     if (this.#protocolVersion && !shape.initialize) headers["mcp-protocol-version"] = this.#protocolVersion;
     let response: Response;
     try {
+      if (this.#holder) {
+        const { key, token } = this.#holder;
+        const body = new TextEncoder().encode(line);
+        headers.dpop = await key.proof({ method: "POST", url: this.#url, token, body });
+      }
       response = await this.#fetch(this.#url, { method: "POST", headers, body: line });
     } catch (cause) {
       const why = this.#http.redact(describe(cause));

@@ -8,6 +8,8 @@
  * replayed proof is invalid (401).
  */
 import { describe, expect, it } from "vitest";
+import { CapEndpoint } from "../../cli/mcp-bridge/cap-endpoint.ts";
+import { HolderKey } from "../../clients/typescript/holder.ts";
 import { type HolderJwk, jwkThumbprint, parseHolderJwk } from "../../shared/holder-key.ts";
 import { signProof } from "../../shared/holder-proof-sign.ts";
 import { base32 } from "../../shared/token.ts";
@@ -251,5 +253,16 @@ describe("holder-bound caps on every surface", () => {
     ];
     for (const r of refused) expect(await wire(r.res)).toBe(expected);
     expect(expected).not.toContain(bound.token);
+  });
+  it("the stdio MCP bridge signs each POST with its key file's key; without the key the cap is unknown", async () => {
+    const key = await HolderKey.generate();
+    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { holder: key.publicJwk });
+    const viaWorker = (input: string, init?: RequestInit) => call(init?.method ?? "GET", input, init ?? {});
+    const message = { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} };
+    const line = JSON.stringify(message);
+    const signed = await new CapEndpoint(root.url, viaWorker, key).forward(line, message);
+    expect((signed.answer as { result?: { tools?: unknown[] } }).result?.tools?.length).toBeGreaterThan(0);
+    const bare = await new CapEndpoint(root.url, viaWorker).forward(line, message);
+    expect((bare.answer as { error?: { data?: { code?: string } } }).error?.data?.code).toBe("no_such_cap");
   });
 });
