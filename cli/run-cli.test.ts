@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
+import { runInProcess } from "../test/cli-test-io.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
-import { runInProcess } from "./cli-test-io.ts";
 import { COMMANDS } from "./command-table.ts";
 import { formatBytes, formatChildren, formatEntry, formatStat } from "./human-format.ts";
 import { redactCapUrls } from "./run-cli.ts";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
-import { runInProcess } from "./cli-test-io.ts";
+import { runInProcess } from "../test/cli-test-io.ts";
 
 const CAP = `http://vault.test/object/${"a".repeat(48)}`;
 const env = { CAPVAULT_CAP: CAP };

@@ -12,8 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
+import { runInProcess } from "../test/cli-test-io.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
-import { runInProcess } from "./cli-test-io.ts";
 import { terminalSafe } from "./terminal-safe.ts";
 
 const TOKEN = "abcdefghijklmnopqrstuvwxyz234567";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runAtOnce } from "../shared/in-turns.ts";
-import { ticksDuring } from "../shared/turn-counter.ts";
+import { ticksDuring } from "../test/turn-counter.ts";
 import {
   firstMatches,
   firstMatchesInTurns,

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FetchLike } from "../../clients/typescript/types.ts";
-import { runInProcess } from "../cli-test-io.ts";
+import { runInProcess } from "../../test/cli-test-io.ts";
 import { parseDuration } from "../duration-option.ts";
 import { Limiter } from "./limiter.ts";
 import { localFileTarget, localFolderTarget } from "./local-target.ts";

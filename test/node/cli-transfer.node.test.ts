@@ -9,11 +9,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../../cli/cli-test-io.ts";
 import type { TransferReport } from "../../cli/transfer/transfer-report.ts";
 import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { FetchLike } from "../../clients/typescript/types.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;

@@ -6,10 +6,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../../cli/cli-test-io.ts";
 import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { NODE_ARGS, startTestVault, type TestVault } from "./test-vault.ts";
 
 const ENTRY = path.join(PROJECT_ROOT, "cli/capvault.ts");

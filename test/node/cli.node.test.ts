@@ -11,10 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ARGUMENT_WARNING } from "../../cli/cap-source.ts";
-import { runInProcess } from "../../cli/cli-test-io.ts";
 import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const TSX = path.join(PROJECT_ROOT, "node_modules/.bin/tsx");

@@ -7,8 +7,8 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../../cli/cli-test-io.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { groupPids } from "./process-sockets.ts";
 import { NODE_ARGS, startTestVault, type TestVault, unusedPort } from "./test-vault.ts";
 

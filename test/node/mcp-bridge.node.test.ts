@@ -11,9 +11,9 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../../cli/cli-test-io.ts";
 import { MAX_LINE_BYTES } from "../../cli/mcp-bridge/run-bridge.ts";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runInProcess } from "../../cli/cli-test-io.ts";
+import { runInProcess } from "../cli-test-io.ts";
 import { makePythonVenv, PYTHON_PACKAGE, type PythonVenv, pythonEnv, run } from "./python-venv.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 

@@ -2,12 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { type CapRecord, MAX_DELEGATION_DEPTH } from "../../durable-objects/cap-record.ts";
 import { refusal } from "../../shared/refusals.ts";
-import { ticksDuring } from "../../shared/turn-counter.ts";
 import { BatchTransport } from "../../worker/rpc/batch-transport.ts";
 import { ClosingTransport } from "../../worker/rpc/closing-transport.ts";
 import { batchWork } from "../../worker/rpc/rpc-batch-check.ts";
 import { RPC_LIMITS } from "../../worker/rpc/rpc-limits.ts";
 import { RpcSessionBudget } from "../../worker/rpc/rpc-session-budget.ts";
+import { ticksDuring } from "../turn-counter.ts";
 import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 

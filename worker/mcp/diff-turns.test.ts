@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runAtOnce } from "../../shared/in-turns.ts";
-import { ticksDuring } from "../../shared/turn-counter.ts";
+import { ticksDuring } from "../../test/turn-counter.ts";
 import { lineDiff, lineDiffInTurns, lineDiffSteps } from "./line-diff.ts";
 import { diffSteps, unifiedDiff, unifiedDiffInTurns } from "./unified-diff.ts";
 

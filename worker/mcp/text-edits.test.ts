@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ticksDuring } from "../../shared/turn-counter.ts";
+import { ticksDuring } from "../../test/turn-counter.ts";
 import { applyEdits, applyEditsInTurns, MAX_EDIT_SEARCH_CHARS, MAX_EDITS } from "./text-edits.ts";
 
 const MiB = 1024 * 1024;

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from "node:stream";
 import type { FetchLike } from "../clients/typescript/types.ts";
-import type { CliIo } from "./cli-io.ts";
-import { runCli } from "./run-cli.ts";
+import type { CliIo } from "../cli/cli-io.ts";
+import { runCli } from "../cli/run-cli.ts";
 
 export interface CliRun {
   code: number;
