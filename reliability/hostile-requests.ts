@@ -6,6 +6,7 @@
  * hostile caller delayed an unrelated one. A measurement, not a test.
  */
 import http from "node:http";
+import { DAV_CASES, type DavSend, davSend } from "./hostile-dav.ts";
 import { RPC_CASES, type RpcSend, rpcSend } from "./hostile-rpc.ts";
 
 export interface HostileRow {
@@ -39,7 +40,7 @@ interface HostileCase {
   /** Writes the files the request needs. */
   setup(put: Put): Promise<void>;
   /** Sends the one hostile request; returns its outcome. */
-  send(mcp: Send, memory: Send, rpc: RpcSend): Promise<string>;
+  send(mcp: Send, memory: Send, rpc: RpcSend, dav: DavSend): Promise<string>;
 }
 
 type Put = (path: string, body: string) => Promise<void>;
@@ -174,6 +175,9 @@ function toolBatch(calls: number, name: string, args: Record<string, unknown>) {
 }
 
 CASES.push(...RPC_CASES.map((c) => ({ ...c, send: (_mcp: Send, _memory: Send, rpc: RpcSend) => c.send(rpc) })));
+CASES.push(
+  ...DAV_CASES.map((c) => ({ ...c, send: (_mcp: Send, _memory: Send, _rpc: RpcSend, dav: DavSend) => c.send(dav) })),
+);
 
 function treeBatch(calls: number) {
   return Array.from({ length: calls }, (_, id) => ({
@@ -205,6 +209,7 @@ export async function hostileRequests(
     send(`${cap}/mcp`, body, { accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" });
   const memory: Send = (body) => send(`${cap}/memory`, body, {});
   const rpc = rpcSend(cap, (url, body) => request("POST", url, body));
+  const dav = davSend(cap, request);
   const cheapPath = `${base}-cheap.txt`;
   const cheapUrl = `${vault.otherCapUrl}/file?path=${encodeURIComponent(cheapPath)}`;
   if ((await request("PUT", cheapUrl, "cheap")).status >= 300)
@@ -225,7 +230,7 @@ export async function hostileRequests(
     let running = true;
     const cpuBefore = (await vault.cpuMs?.()) ?? null;
     const started = performance.now();
-    const request = hostile.send(mcp, memory, rpc).finally(() => {
+    const request = hostile.send(mcp, memory, rpc, dav).finally(() => {
       running = false;
     });
     let worst = 0;
