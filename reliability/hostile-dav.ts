@@ -92,6 +92,6 @@ export function davSend(
     const sent = { ...headers };
     if (sent.destination !== undefined) sent.destination = `${capUrl}/dav/${sent.destination}`;
     const answer = await request(method, target, body, sent);
-    return answer.status < 300 ? "ok" : `HTTP ${answer.status}: ${answer.text.slice(0, 120)}`;
+    return answer.status < 300 ? "ok" : `HTTP ${answer.status}: ${answer.text.replace(/\s+/g, " ").slice(0, 120)}`;
   };
 }
