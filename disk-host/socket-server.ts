@@ -1,7 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 
 /** A running disk host socket: `close()` stops accepting calls and ends idle connections. */
 export interface DiskHostSocket {
@@ -75,17 +73,57 @@ async function answer(
     await response.body?.cancel().catch(() => undefined);
     return;
   }
+  const reader = response.body?.getReader();
   try {
-    res.writeHead(response.status, Object.fromEntries(new Headers(response.headers)));
+    // Most answers (every Result, a small file) are one chunk: sent whole, with
+    // its length, in one write; longer ones stream with backpressure.
+    const first = reader ? await reader.read() : { done: true as const, value: undefined };
+    const second = first.done ? first : await reader!.read();
+    const head = Object.fromEntries(new Headers(response.headers));
+    if (second.done) {
+      res.writeHead(response.status, { ...head, "content-length": first.value?.byteLength ?? 0 });
+      res.end(first.value);
+      return;
+    }
+    res.writeHead(response.status, head);
+    await stream(reader!, [first.value!, second.value], res);
   } catch {
-    await response.body?.cancel().catch(() => undefined);
+    // A body that fails or headers Node refuses: the call is cut, never answered with a host error.
+    await reader?.cancel().catch(() => undefined);
     res.destroy();
-    return;
   }
-  if (!response.body) {
-    res.end();
-    return;
+}
+
+/** Writes `sent` and then the rest of `reader` to `res`, waiting for drains; a hang-up cancels the body. */
+async function stream(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  sent: Uint8Array[],
+  res: ServerResponse,
+): Promise<void> {
+  const cut = () => void reader.cancel().catch(() => undefined);
+  res.once("close", cut);
+  try {
+    for (const chunk of sent) if (!res.write(chunk)) await drained(res);
+    for (;;) {
+      if (res.destroyed) return cut();
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await drained(res);
+    }
+    if (!res.destroyed) res.end();
+  } finally {
+    res.off("close", cut);
   }
-  // pipeline ends both sides on any failure, including a destination already closed.
-  await pipeline(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>), res).catch(() => undefined);
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
 }
