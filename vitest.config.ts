@@ -38,10 +38,8 @@ if (inMemory) process.env.TMPDIR = inMemory;
  */
 export default defineConfig({
   test: {
-    // Most test files wait on workerd and launcher processes rather than
-    // compute; the default of one worker per spare core (one, here) ran them
-    // one after another. Six, not four: a whole run used 1.4 of the 2 cores at four and at five (the rest is fsync
-    // waits), and the suite grew past its six minutes.
+    // Most test files wait on workerd, launcher processes and fsyncs rather
+    // than compute, so more run at once than there are cores (docs/benchmarks.md).
     maxWorkers: 6,
     // Read from the root config only: the workers project's request lines are dropped here.
     onConsoleLog: keepConsoleLog,

@@ -20,8 +20,7 @@ export const R2_VERSIONS_PREFIX = `${VERSIONS_DIR_NAME}/`;
  * and a row's bytes do not go with its `DELETE`. SQLite leaves them in the
  * WAL and in free pages (`PRAGMA secure_delete` is refused in a Durable
  * Object), and Cloudflare's point-in-time recovery keeps 30 days of them; a
- * redacted 40-byte API key was found in the journal's WAL this way. At 1 KiB
- * this saved one R2 commit per small write (4 fsyncs → 3 locally); the R2
+ * redacted 40-byte API key was found in the journal's WAL this way. The R2
  * delete of a blob is what redaction can promise. The mechanism stays for
  * the empty version, which has nothing to destroy.
  */
