@@ -112,13 +112,19 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       expect((await fs.read("r", { "if-none-match": '"other"' })).status).toBe(200);
     });
 
-    it("deletes files, not directories", async () => {
+    it("deletes files, not directories; the emptied folder stays until removed", async () => {
       const fs = await fresh();
       await fs.write("d/x", "1");
       expect(await errorCode(await fs.remove("d"))).toBe("conflict");
+      expect(await errorCode(await fs.removeFolder("d"))).toBe("conflict");
       expect((await fs.remove("d/x")).status).toBe(204);
       expect(await errorCode(await fs.remove("d/x"))).toBe("not_found");
+      expect(await (await fs.stat("d")).json()).toEqual({ type: "dir" });
+      expect(await errorCode(await fs.remove("d"))).toBe("conflict");
+      expect(await errorCode(await fs.write("d", "x"))).toBe("conflict");
+      expect((await fs.removeFolder("d")).status).toBe(204);
       expect(await errorCode(await fs.stat("d"))).toBe("not_found");
+      expect(await errorCode(await fs.removeFolder("d"))).toBe("not_found");
     });
 
     it("refuses a file where a directory is, and the reverse", async () => {

@@ -67,6 +67,8 @@ export function cap(token: string) {
       call("PUT", `${base}/file${q(path)}`, { body, ...(headers ? { headers } : {}) }),
     remove: (path: string) => call("DELETE", `${base}/file${q(path)}`),
     stat: (path: string) => call("GET", `${base}/stat${q(path)}`),
+    makeFolder: (path: string) => call("PUT", `${base}/folder${q(path)}`),
+    removeFolder: (path: string) => call("DELETE", `${base}/folder${q(path)}`),
     list: (path = "", extra = "") => call("GET", `${base}/list${q(path)}${extra}`),
     subdir: (json: Record<string, unknown>) => call("POST", `${base}/subdir`, { json }),
     children: () => call("GET", `${base}/children`),
