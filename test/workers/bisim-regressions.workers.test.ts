@@ -63,13 +63,22 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await sub.subdir({ path: "" })).status).toBe(409);
   });
 
-  it("lets a file or a move take the name of a folder a child cap left empty", async () => {
+  it("keeps the folder a child cap left empty: no file or move takes its name until it is removed", async () => {
     const fs = await fresh();
     await fs.write("d/f", "f");
     const sub = await child(fs, { path: "d" });
     expect((await sub.remove("f")).status).toBe(204);
+    expect(await names(fs)).toEqual(["dir:d"]);
+    expect(await names(sub)).toEqual([]);
+    expect((await fs.write("d", "now a file")).status).toBe(409);
+    await fs.write("n", "moved");
+    expect((await fs.move({ from: "n", to: "d", overwrite: true })).status).toBe(409);
+    // The child cannot remove its own root; its parent removes the empty folder.
+    expect((await sub.removeFolder("")).status).toBe(400);
+    expect((await fs.removeFolder("d")).status).toBe(204);
     expect((await fs.write("d", "now a file")).status).toBe(201);
     expect(await (await fs.read("d")).text()).toBe("now a file");
+    expect((await fs.remove("n")).status).toBe(204);
 
     // A refused write through a child whose root did not exist yet.
     const fresh2 = await child(fs, { path: "e" });
