@@ -183,20 +183,33 @@ describe("preconditions and lengths", () => {
   });
 });
 
-describe("directories exist only while they hold a file", () => {
-  it("creates folders on write (0700, files 0600) and removes emptied ones up to, not including, the root", async () => {
+describe("folders exist once made or once they held a file, until removed while empty", () => {
+  it("creates folders on write (0700, files 0600); an emptied one stays, marked, until removed while empty", async () => {
     expectOk(await put(fx.storage, ROOT, "a/b/c.txt", "x"));
     expect((await stat(join(fx.base, "r/a/b"))).mode & 0o777).toBe(0o700);
     expect((await stat(join(fx.base, "r/a/b/c.txt"))).mode & 0o777).toBe(0o600);
     expect((await stat(join(fx.base, "r"))).mode & 0o777).toBe(0o700);
     expectOk(await fx.storage.remove(fileAt(ROOT, "a/b/c.txt")));
-    expect(await readdir(join(fx.base, "r"))).toEqual([]);
+    expect(await names()).toEqual(["a:dir"]);
+    expect(await names("a")).toEqual(["b:dir"]);
+    expect(await names("a/b")).toEqual([]);
+    expect(await readdir(join(fx.base, "r/a/b"))).toEqual([".capvault-folder"]);
+    expect((await stat(join(fx.base, "r/a/b/.capvault-folder"))).mode & 0o777).toBe(0o600);
+    // Removed only while empty, innermost first; the cap's root is kept as R2 keeps `r/` (a folder of the bucket).
+    expectCode(await fx.storage.removeDir(rootAt(["r/", "a/"])), "conflict");
+    expectOk(await fx.storage.removeDir(rootAt(["r/", "a/b/"])));
+    expect(await names("a")).toEqual([]);
+    expectOk(await fx.storage.removeDir(rootAt(["r/", "a/"])));
+    expectCode(await fx.storage.removeDir(rootAt(["r/", "a/"])), "not_found");
+    expect(await readdir(join(fx.base, "r"))).toEqual([".capvault-folder"]);
+    expect(await names()).toEqual([]);
 
-    // A child cap rooted at r/a/: its root stays, the folders beneath go.
+    // A child cap rooted at r/a/: the folder its file left stays too.
     expectOk(await put(fx.storage, ROOT, "a/b/c.txt", "x"));
     expectOk(await fx.storage.remove(fileAt(["r/", "a/"], "b/c.txt")));
-    expect(await readdir(join(fx.base, "r"))).toEqual(["a"]);
-    expect(await readdir(join(fx.base, "r/a"))).toEqual([]);
+    expect((await readdir(join(fx.base, "r"))).sort()).toEqual([".capvault-folder", "a"]);
+    expect(await readdir(join(fx.base, "r/a"))).toEqual(["b"]);
+    expect(await readdir(join(fx.base, "r/a/b"))).toEqual([".capvault-folder"]);
   });
 
   it("keeps a replaced file's own mode", async () => {
@@ -222,12 +235,19 @@ describe("directories exist only while they hold a file", () => {
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "real")))).toEqual({ type: "dir" });
   });
 
-  it("lets a write or a move take the name of a folder holding no file, removing only empty folders", async () => {
-    // Left by the API itself: a child cap's root stays when its last file goes.
+  it("keeps a folder the API emptied until removed; a write or a move takes only an unmarked empty folder", async () => {
+    // Left by the API itself: a child cap's root stays when its last file goes, and nothing takes its name.
     expectOk(await put(fx.storage, ROOT, "child/f", "x"));
     expectOk(await fx.storage.remove(fileAt(["r/", "child/"], "f")));
+    expectCode(await put(fx.storage, ROOT, "child", "now a file"), "conflict");
+    expectOk(await put(fx.storage, ROOT, "src", "x"));
+    expectCode(await fx.storage.move(fileAt(ROOT, "src"), fileAt(ROOT, "child"), true), "conflict");
+    expect(await names("child")).toEqual([]);
+    expectOk(await fx.storage.removeDir(rootAt(["r/", "child/"])));
     expectOk(await put(fx.storage, ROOT, "child", "now a file"));
     expect(expectOk(await getText(fx.storage, ROOT, "child"))).toBe("now a file");
+
+    // Folders made by hand (no marker) and empty count for nothing, as on R2.
 
     await mkdir(join(fx.base, "r/tree/deeper/deepest"), { recursive: true });
     expect(expectOk(await put(fx.storage, ROOT, "tree", "t"))).toMatchObject({ created: true });
@@ -344,8 +364,13 @@ describe("conflicts and not_found, as the interface rules", () => {
     expectOk(await fx.storage.move(fileAt(ROOT, "dir/inner.txt"), fileAt(ROOT, "dir/inner.txt"), true));
     expectCode(await fx.storage.move(fileAt(ROOT, "dir/inner.txt"), fileAt(ROOT, "dir/inner.txt"), false), "conflict");
     expect(expectOk(await getText(fx.storage, ROOT, "dir/inner.txt"))).toBe("i");
-    // The source's emptied folders went with it; the failed destinations left none.
+    // The source's emptied folder stays (marked) until removed; the failed destinations left none.
     expectOk(await fx.storage.move(fileAt(ROOT, "moved/deep/f.txt"), fileAt(ROOT, "top.txt"), false));
+    expect((await readdir(join(fx.base, "r"))).sort()).toEqual(["dir", "moved", "top.txt"]);
+    expect(await readdir(join(fx.base, "r/dir"))).toEqual(["inner.txt"]);
+    expect(await names("moved/deep")).toEqual([]);
+    expectOk(await fx.storage.removeDir(rootAt(["r/", "moved/deep/"])));
+    expectOk(await fx.storage.removeDir(rootAt(["r/", "moved/"])));
     expect((await readdir(join(fx.base, "r"))).sort()).toEqual(["dir", "top.txt"]);
   });
 
