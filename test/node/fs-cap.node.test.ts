@@ -196,13 +196,15 @@ describe("files", () => {
     expect((await refusal(fs.stat("nolength"))).code).toBe("not_found");
   });
 
-  it("delete: a file goes, a folder is a conflict, a missing file is not_found", async () => {
+  it("delete: a file goes, its folder stays (still a conflict), a missing file is not_found", async () => {
     await fs.write("del/x.txt", "x");
     expect(await refusal(fs.delete("del"))).toMatchObject({ code: "conflict", status: 409 });
     await fs.delete("del/x.txt");
     expect(await refusal(fs.read("del/x.txt"))).toMatchObject({ code: "not_found", status: 404 });
     expect((await refusal(fs.delete("del/x.txt"))).code).toBe("not_found");
-    expect((await refusal(fs.stat("del"))).code).toBe("not_found");
+    expect(await fs.stat("del")).toEqual({ type: "dir" });
+    expect((await refusal(fs.delete("del"))).code).toBe("conflict");
+    expect((await refusal(fs.write("del", "x"))).code).toBe("conflict");
   });
 
   it("file/folder conflicts", async () => {

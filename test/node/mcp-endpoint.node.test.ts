@@ -6,19 +6,18 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { Right } from "../../shared/rights.ts";
+import { mcpClients, postMcp as post, toolCall } from "./mcp-client.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "secret-prefix-xyz/";
 let vault: TestVault;
 let fs: FsCap;
-const clients: Client[] = [];
-/** Everything any MCP response carried, checked at the end for the root prefix. */
-const seen: string[] = [];
+/** Everything any MCP response carried (`seen`) is checked at the end for the root prefix. */
+const { seen, connect, toolNames, call, ok, closeAll } = mcpClients();
 
 beforeAll(async () => {
   vault = await startTestVault();
@@ -32,44 +31,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
+  await closeAll();
   await vault?.stop();
 });
-
-async function connect(capUrl: string): Promise<Client> {
-  const client = new Client({ name: "capvault-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${capUrl}/mcp`)));
-  clients.push(client);
-  seen.push(client.getInstructions() ?? "");
-  return client;
-}
-
-async function toolNames(client: Client): Promise<string[]> {
-  const { tools } = await client.listTools();
-  seen.push(JSON.stringify(tools));
-  return tools.map((t) => t.name);
-}
-
-interface ToolText {
-  text: string;
-  isError: boolean;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<ToolText> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    content: { type: string; text?: string }[];
-    isError?: boolean;
-  };
-  const text = result.content.map((c) => c.text ?? "").join("\n");
-  seen.push(text);
-  return { text, isError: result.isError === true };
-}
-
-const ok = async (client: Client, name: string, args: Record<string, unknown>) => {
-  const result = await call(client, name, args);
-  expect(result.isError, result.text).toBe(false);
-  return result.text;
-};
 
 /** The official filesystem server's tools in its order, then the cap's own. */
 const ALL_TOOLS = [
@@ -427,7 +391,7 @@ describe("the official filesystem server's tools", () => {
     });
   });
 
-  it("create_directory checks through the cap and makes nothing; a read-only cap cannot call it", async () => {
+  it("create_directory makes a folder that stays while empty, nothing on a refusal; a read-only cap cannot call it", async () => {
     expect(await ok(client, "create_directory", { path: "made/new" })).toBe("Successfully created directory made/new");
     expect(await ok(client, "create_directory", { path: "parity/sub" })).toBe(
       "Successfully created directory parity/sub",
@@ -440,7 +404,10 @@ describe("the official filesystem server's tools", () => {
       isError: true,
       text: "path_escapes: path escapes",
     });
-    await expect(fs.stat("made")).rejects.toMatchObject({ code: "not_found" });
+    expect(await fs.stat("made/new")).toEqual({ type: "dir" });
+    expect((await fs.listPage("made/new")).entries).toEqual([]);
+    await expect(fs.stat("parity/lines.txt/x")).rejects.toMatchObject({ code: "not_found" });
+    await expect(fs.stat("up")).rejects.toMatchObject({ code: "not_found" });
     const readOnly = await connect((await fs.subdir({ path: "", rights: ["read", "list"] })).url);
     expect(await call(readOnly, "create_directory", { path: "ro" })).toMatchObject({ isError: true });
     expect(await call(readOnly, "write_file", { path: "ro/x", content: "x" })).toMatchObject({ isError: true });
@@ -484,27 +451,12 @@ describe("hostile paths come back as tool errors carrying the wire code", () => 
 
 /** One raw POST to the endpoint: the official client sends no batches. */
 async function postMcp(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${capUrl}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-06-18",
-    },
-    body: JSON.stringify(body),
-  });
+  const response = await post(capUrl, body);
   const text = await response.text();
   // Megabytes of a file read back hold no prefix; the head of the answer is checked like the rest.
   seen.push(text.slice(0, 100_000));
   return { status: response.status, json: JSON.parse(text) };
 }
-
-const toolCall = (id: number, name: string, args: Record<string, unknown>) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "tools/call",
-  params: { name, arguments: args },
-});
 
 const ANSWER_SPENT =
   "!bad_request: this request's answers have used their budget of 16777216 characters; send further calls in a new request";
