@@ -337,21 +337,21 @@ export function oauthRoutes(dispatch: Dispatch) {
       const record = taken.record;
       const childToken = await unseal(code, record.sealed);
       // From here the code is spent: any failure also revokes the cap consent minted, which nothing else could ever reach.
-      const fail = async (r: OAuthRefusal) => {
+      const spent = async (r: OAuthRefusal) => {
         if (childToken) await revokeChild(c, childToken);
         if (taken.kind === "replayed" && record.grantId) await reg.endGrant(record.grantId);
         return oauthError(r);
       };
-      if (taken.kind !== "fresh" || !childToken || record.expiresAt <= Date.now()) return fail({ reason: "bad_code" });
+      if (taken.kind !== "fresh" || !childToken || record.expiresAt <= Date.now()) return spent({ reason: "bad_code" });
       if (record.clientId !== clientId || single(form, "redirect_uri") !== record.redirectUri)
-        return fail({ reason: "bad_code" });
+        return spent({ reason: "bad_code" });
       const verifier = single(form, "code_verifier");
       if (
         typeof verifier !== "string" ||
         !PKCE_SHAPE.test(verifier) ||
         (await s256(verifier)) !== record.codeChallenge
       ) {
-        return fail({ reason: "pkce_mismatch" });
+        return spent({ reason: "pkce_mismatch" });
       }
       const { tokens, answer } = await issue(c, clientId, record.childId, childToken, record.grantExpiresAt);
       await reg.issue(tokens, digest);
