@@ -5,7 +5,7 @@ import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
 import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
-import { isLegacyRequest, modernCapHandler } from "./mcp-modern.ts";
+import { isModernRequest, modernCapHandler } from "./mcp-modern.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
 import { foreignOriginRefused } from "./origin-check.ts";
@@ -62,7 +62,7 @@ mcpRoutes.all("/:token/mcp", async (c) => {
     );
   }
   // 2026-07-28 requests (the per-request _meta envelope) go to the SDK v2's handler; the rest are 2025-era.
-  const modern = !(await isLegacyRequest(c.req.raw, body.value));
+  const modern = await isModernRequest(c.req.raw, body.value);
   // Only tool calls prove the cap alive by reaching it; anything else asks now.
   if (!askedFirst && (modern || !messages.every(isToolCall))) {
     const info = await cap.describe();
