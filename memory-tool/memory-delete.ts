@@ -3,11 +3,12 @@ import { childPath, toCapPath } from "./memory-path.ts";
 import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
 import { capError, done, type MemoryResult, referenceError } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
-import type { TextFiles } from "./text-files.ts";
+import type { MemoryFiles } from "./text-files.ts";
 
 /**
- * `delete`: a file, or a directory with everything in it (each file deleted
- * through the cap; the directory vanishes with its last file). The root is
+ * `delete`: a file, or a directory with everything in it, as the
+ * reference's `rm -r`: each file deleted through the cap, then each emptied
+ * folder removed, deepest first, the directory itself last. The root is
  * refused however it is spelled: `/memories` and `/memories/` parse to the
  * root and are caught here, `/memories/.` never parses at all.
  *
@@ -18,7 +19,7 @@ import type { TextFiles } from "./text-files.ts";
  * and emptied file by file only when that is refused. On R2, which has no
  * links, that first try is always refused.
  */
-export async function deleteCommand(files: TextFiles, rawPath: string): Promise<MemoryResult> {
+export async function deleteCommand(files: MemoryFiles, rawPath: string): Promise<MemoryResult> {
   const path = toCapPath(rawPath);
   if (!path.ok) return capError(path.error, rawPath);
   const { rel, shown } = path.value;
@@ -40,6 +41,8 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
     return referenceError(memoryRefusal("tooManyToDelete", { shown, max: MAX_TREE_ENTRIES }));
   }
   let deleted = 0;
+  // Real folders met on the way, each before its contents: removed in reverse once emptied, children first.
+  const folders = [rel.text];
   // Entries come depth first, each folder before its contents: once a folder went as one entry (a link), skip what the walk saw through it.
   let gone: string | null = null;
   for (const entry of tree.value.entries) {
@@ -50,11 +53,17 @@ export async function deleteCommand(files: TextFiles, rawPath: string): Promise<
       // ok: a link, gone; conflict: a real folder, emptied below; not_found: nothing left in it.
       if (removed.ok || removed.error.code === "not_found") gone = entry.path;
       else if (removed.error.code !== "conflict") return stopped(removed.error, deleted, shown);
+      else folders.push(childPath(rel, entry.path));
       continue;
     }
     // Gone already (another writer deleted it): that is what was asked.
     if (!removed.ok && removed.error.code !== "not_found") return stopped(removed.error, deleted, shown);
     deleted++;
+  }
+  for (const folder of folders.reverse()) {
+    const removed = await files.removeFolder(folder);
+    // not_found: removed meanwhile; a conflict is a file written into it meanwhile, kept and reported.
+    if (!removed.ok && removed.error.code !== "not_found") return stopped(removed.error, deleted, shown);
   }
   return done(`Successfully deleted ${shown}`);
 }

@@ -93,7 +93,13 @@ export function strReplaceCommand(
   });
 }
 
-/** `insert`: `insert_text` becomes line `insert_line + 1` (0 inserts at the top); the file ends with a newline. */
+/**
+ * `insert`: the reference's `lines.splice(insert_line, 0, insert_text without
+ * one trailing newline)` over `content.split("\n")`, joined back with `\n`: so
+ * `insert_line` runs from 0 to the split's length (one past the last line of a
+ * file ending in a newline, where the text lands after an empty line), and the
+ * file keeps or lacks its final newline as it did. Counted and cut by offset, never split.
+ */
 export function insertCommand(
   files: TextFiles,
   rawPath: string,
@@ -101,32 +107,16 @@ export function insertCommand(
   insertText: string,
 ): Promise<MemoryResult> {
   return editFile(files, rawPath, (content, p) => {
-    // The lines of split("\n"), a final empty one dropped: counted and cut by offset, never split.
-    const body = content.endsWith("\n") ? content.slice(0, -1) : content;
-    const count = content === "" ? 0 : splitLineCount(body);
+    const count = splitLineCount(content);
     if (typeof insertLine !== "number" || !Number.isSafeInteger(insertLine) || insertLine < 0 || insertLine > count) {
       return referenceError(memoryRefusal("badInsertLine", { quoted: quoteInput(insertLine), count }));
     }
-    const parts: string[] = [];
-    if (insertLine === count) {
-      if (count > 0) parts.push(body);
-      parts.push(withoutTrailingNewlines(insertText));
-    } else {
-      const cut = lineOffset(body, insertLine);
-      if (insertLine > 0) parts.push(body.slice(0, cut - 1));
-      parts.push(withoutTrailingNewlines(insertText), body.slice(cut));
-    }
-    let text = parts.join("\n");
-    if (!text.endsWith("\n")) text += "\n";
+    const line = insertText.endsWith("\n") ? insertText.slice(0, -1) : insertText;
+    const cut = lineOffset(content, insertLine);
+    const text =
+      insertLine === count ? `${content}\n${line}` : `${content.slice(0, cut)}${line}\n${content.slice(cut)}`;
     return { text, result: done(`The file ${p.shown} has been edited.`) };
   });
-}
-
-/** What `replace(/\n+$/, "")` did, in one backward pass: that regex backtracks, quadratic on a long run of newlines. */
-export function withoutTrailingNewlines(text: string): string {
-  let end = text.length;
-  while (end > 0 && text.charCodeAt(end - 1) === 10) end--;
-  return text.slice(0, end);
 }
 
 /**

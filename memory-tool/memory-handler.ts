@@ -5,7 +5,7 @@ import { parseMemoryInput } from "./memory-input.ts";
 import { renameCommand } from "./memory-rename.ts";
 import { capError, type MemoryResult } from "./memory-result.ts";
 import { viewCommand } from "./memory-view.ts";
-import type { TextFiles } from "./text-files.ts";
+import type { MemoryFiles } from "./text-files.ts";
 
 export type { MemoryResult } from "./memory-result.ts";
 
@@ -14,7 +14,7 @@ export type MemoryHandler = (input: unknown) => Promise<MemoryResult>;
 
 /**
  * The memory tool (`memory_20250818`) over a cap: `/memories` is the cap's
- * root. Written once against {@link TextFiles}, so the worker route and the
+ * root. Written once against {@link MemoryFiles}, so the worker route and the
  * SDK run the same code and give the same strings.
  *
  * @example
@@ -22,7 +22,7 @@ export type MemoryHandler = (input: unknown) => Promise<MemoryResult>;
  * const { text, isError } = await memory({ command: "view", path: "/memories" });
  * // → tool_result { content: text, is_error: isError }
  */
-export function createMemoryHandler(files: TextFiles): MemoryHandler {
+export function createMemoryHandler(files: MemoryFiles): MemoryHandler {
   return async (input) => {
     const parsed = parseMemoryInput(input);
     if (!parsed.ok) return capError(parsed.error);

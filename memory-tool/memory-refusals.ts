@@ -28,10 +28,7 @@ const MEMORY_REFUSALS = {
     message: (p: { limit: number }) => `files read as text are limited to ${p.limit} bytes`,
   },
   // -- in the reference's words (answered `Error: <message>`)
-  isDirectoryNotFile: {
-    code: "conflict",
-    message: (p: { shown: string }) => `The path ${p.shown} is a directory, not a file.`,
-  },
+  fileExists: { code: "conflict", message: (p: { shown: string }) => `File ${p.shown} already exists` },
   notAFile: { code: "conflict", message: (p: { shown: string }) => `The path ${p.shown} is not a file.` },
   doesNotExist: { code: "not_found", message: (p: { shown: string }) => `The path ${p.shown} does not exist` },
   doesNotExistGiveValid: {
@@ -81,7 +78,7 @@ const MEMORY_REFUSALS = {
   badInsertLine: {
     code: "bad_request",
     message: (p: { quoted: string; count: number }) =>
-      `Invalid \`insert_line\` parameter: ${p.quoted}. It should be within the range [0, ${p.count}].`,
+      `Invalid \`insert_line\` parameter: ${p.quoted}. It should be within the range of lines of the file: [0, ${p.count}]`,
   },
   overLineLimit: {
     code: "too_large",

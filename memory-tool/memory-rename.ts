@@ -3,11 +3,13 @@ import { childPath, type MemoryPath, toCapPath } from "./memory-path.ts";
 import { memoryRefusal, stoppedAfter } from "./memory-refusals.ts";
 import { capError, done, type MemoryResult, referenceError } from "./memory-result.ts";
 import { MAX_TREE_ENTRIES, walkTree } from "./memory-tree.ts";
-import type { TextFiles } from "./text-files.ts";
+import type { MemoryFiles, TextFiles } from "./text-files.ts";
 
 /**
- * `rename`: moves a file, or a directory file by file (not atomic: a failure
- * part-way is reported with how far it got). Both paths must be inside
+ * `rename`: moves a file, or a directory file by file, its folders (empty
+ * ones too) made at the destination and the emptied ones removed at the
+ * source, as the reference's one `rename(2)` leaves them (not atomic: a
+ * failure part-way is reported with how far it got). Both paths must be inside
  * `/memories`, neither may be the root, and the destination must not exist;
  * each file move also refuses to overwrite, so a destination created
  * concurrently is never clobbered.
@@ -18,7 +20,7 @@ import type { TextFiles } from "./text-files.ts";
  * (`conflict`) to move a folder; so each folder is first moved as one entry,
  * and file by file only when that is refused (always, on R2).
  */
-export async function renameCommand(files: TextFiles, rawOld: string, rawNew: string): Promise<MemoryResult> {
+export async function renameCommand(files: MemoryFiles, rawOld: string, rawNew: string): Promise<MemoryResult> {
   const from = toCapPath(rawOld);
   if (!from.ok) return capError(from.error, rawOld);
   const to = toCapPath(rawNew);
@@ -57,6 +59,10 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
   let moved = 0;
   const stopped = (error: CapFailure) =>
     capError(stoppedAfter(error, `moved ${moved} files to ${dst.shown}`), src.shown);
+  // Real folders of the source, each before its contents: emptied by the moves, removed in reverse, children first.
+  const folders = [src.rel.text];
+  const made = await files.makeFolder(dst.rel.text);
+  if (!made.ok) return movedFailure(files, made.error, src.shown, dst);
   // Entries come depth first, each folder before its contents: once a folder moved as one entry (a link), skip what the walk saw through it.
   let gone: string | null = null;
   for (const entry of tree.value.entries) {
@@ -67,10 +73,20 @@ export async function renameCommand(files: TextFiles, rawOld: string, rawNew: st
       // ok: a link, moved; conflict: a real folder, moved file by file below; not_found: nothing left in it.
       if (result.ok || result.error.code === "not_found") gone = entry.path;
       else if (result.error.code !== "conflict") return stopped(result.error);
+      else {
+        const folder = await files.makeFolder(childPath(dst.rel, entry.path));
+        if (!folder.ok) return stopped(folder.error);
+        folders.push(childPath(src.rel, entry.path));
+      }
       continue;
     }
     if (!result.ok) return stopped(result.error);
     moved++;
+  }
+  for (const folder of folders.reverse()) {
+    const removed = await files.removeFolder(folder);
+    // not_found: removed meanwhile; a conflict is a file written into it meanwhile, kept and reported.
+    if (!removed.ok && removed.error.code !== "not_found") return stopped(removed.error);
   }
   return done(`Successfully renamed ${src.shown} to ${dst.shown}`);
 }

@@ -2,13 +2,14 @@ import { describe, expect, it } from "vitest";
 import { formatSize, numberedLine } from "./memory-result.ts";
 
 describe("the reference's formats", () => {
-  // Expected values printed by the reference's Python `_format_file_size`.
+  // Expected values printed by the reference's `formatFileSize` (@anthropic-ai/sdk 1.10), ties rounded up.
   it.each([
     [0, "0B"],
     [1, "1B"],
     [1023, "1023B"],
     [1024, "1K"],
-    [1280, "1.2K"],
+    [1280, "1.3K"],
+    [2359296, "2.3M"],
     [1331, "1.3K"],
     [1536, "1.5K"],
     [2047, "2.0K"],

@@ -41,7 +41,9 @@ export function numberedLine(lineNumber: number, line: string): string {
 
 /**
  * Sizes as the reference prints them: `0B`, `512B`, `4.0K`, `1.5M`, one
- * decimal rounded half to even (Python's `:.1f`), integers without one.
+ * decimal rounded half up (its `toFixed(1)`: a size over a power of 1024 is
+ * exact in a double, so only true halves tie), integers without one. Past
+ * `G` it stays in `G`, where the reference prints `undefined` for the unit.
  */
 export function formatSize(bytes: number): string {
   if (bytes <= 0) return "0B";
@@ -53,6 +55,6 @@ export function formatSize(bytes: number): string {
   const scaled = bytes * 10;
   let tenths = Math.floor(scaled / divisor);
   const rest = scaled - tenths * divisor;
-  if (rest * 2 > divisor || (rest * 2 === divisor && tenths % 2 === 1)) tenths += 1;
+  if (rest * 2 >= divisor) tenths += 1;
   return `${Math.floor(tenths / 10)}.${tenths % 10}${unit}`;
 }

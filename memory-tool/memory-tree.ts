@@ -30,7 +30,7 @@ export interface Tree {
 export interface TreeWalkOptions {
   /** Stop after this many entries in all. */
   maxEntries: number;
-  /** Skip names starting with `.` and everything beneath them. */
+  /** Skip names starting with `.`, and `node_modules`, with everything beneath them (as the reference's view does). */
   skipHidden: boolean;
   /** Do not list directories deeper than this (1: direct children only); their entries get `truncated`. */
   maxDepth?: number;
@@ -68,7 +68,7 @@ export async function walkTree(files: TextFiles, dir: string, options: TreeWalkO
     if (!listing.value.complete) complete = false;
     let total = 0;
     for (const item of listing.value.entries) {
-      if (options.skipHidden && item.name.startsWith(".")) continue;
+      if (options.skipHidden && (item.name.startsWith(".") || item.name === "node_modules")) continue;
       if (entries.length >= options.maxEntries) {
         complete = false;
         break;

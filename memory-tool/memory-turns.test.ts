@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { refusal } from "../shared/refusals.ts";
 import { failed, ok } from "../shared/result.ts";
 import { createMemoryHandler } from "./memory-handler.ts";
-import type { TextFiles } from "./text-files.ts";
+import type { MemoryFiles } from "./text-files.ts";
 
 function countingFiles(initial: string) {
   let text = initial;
@@ -20,7 +20,7 @@ function countingFiles(initial: string) {
     turns++;
     if (ticking) setTimeout(tick, 0);
   };
-  const files: TextFiles = {
+  const files: MemoryFiles = {
     readText: async () => {
       ticking = true;
       setTimeout(tick, 0);
@@ -36,6 +36,8 @@ function countingFiles(initial: string) {
     list: async () => failed(refusal("notFound")),
     delete: async () => failed(refusal("notFound")),
     move: async () => failed(refusal("notFound")),
+    makeFolder: async () => failed(refusal("notFound")),
+    removeFolder: async () => failed(refusal("notFound")),
   };
   return { memory: createMemoryHandler(files), text: () => text, turnsBeforeWrite: () => turnsBeforeWrite };
 }

@@ -25,7 +25,7 @@ export const VIEW_MAX_LINES = 50_000;
 
 /**
  * `view`: a directory as `size<TAB>path` lines two levels deep (hidden items
- * excluded), or a file with numbered lines, optionally a `[start, end]` range
+ * and `node_modules` excluded), or a file with numbered lines, optionally a `[start, end]` range
  * where `end` -1 means the last line.
  *
  * A directory's size is the total of the files beneath it: the vault has no
@@ -55,7 +55,7 @@ async function viewDirectory(files: TextFiles, path: MemoryPath): Promise<Memory
   if (!tree.value.complete)
     lines.push(`(listing stopped after ${VIEW_MAX_ENTRIES} entries; view a subdirectory to see more)`);
   return done(
-    `Here're the files and directories up to 2 levels deep in ${path.shown}, excluding hidden items:\n${lines.join("\n")}`,
+    `Here're the files and directories up to 2 levels deep in ${path.shown}, excluding hidden items and node_modules:\n${lines.join("\n")}`,
   );
 }
 

@@ -20,8 +20,15 @@ import { memoryRefusal } from "./memory-refusals.ts";
 export interface TextFiles {
   /** A whole file as UTF-8 text; `too_large` past `maxBytes`, `bad_request` when it is not UTF-8. */
   readText(path: string, maxBytes: number): Promise<Result<TextFile>>;
-  /** Creates or replaces a file; with `ifMatch`, only while the file still has that etag (`precondition_failed`). */
-  writeText(path: string, text: string, options?: { ifMatch?: string }): Promise<Result<WriteResult>>;
+  /**
+   * Creates or replaces a file; with `ifMatch`, only while the file still has that etag, with
+   * `ifNoneMatch: "*"` only while nothing is there (else `precondition_failed`).
+   */
+  writeText(
+    path: string,
+    text: string,
+    options?: { ifMatch?: string; ifNoneMatch?: "*" },
+  ): Promise<Result<WriteResult>>;
   stat(path: string): Promise<Result<Stat>>;
   /**
    * Direct children in UTF-8 order, following cursors; at most `maxEntries` of them.
@@ -33,6 +40,14 @@ export interface TextFiles {
   delete(path: string): Promise<Result<null>>;
   /** Moves one file; an existing destination is a `conflict`, never overwritten. */
   move(from: string, to: string): Promise<Result<null>>;
+}
+
+/** What the memory tool's `create`, `delete` and `rename` need besides: folders that stay while empty, as the reference's do. */
+export interface MemoryFiles extends TextFiles {
+  /** Makes a folder, and any missing above it; an existing one is success. */
+  makeFolder(path: string): Promise<Result<null>>;
+  /** Removes an empty folder (`conflict` while it holds anything, `not_found` when absent). */
+  removeFolder(path: string): Promise<Result<null>>;
 }
 
 export interface TextFile {

@@ -1,5 +1,5 @@
 import type { CapObject } from "../durable-objects/cap-object.ts";
-import type { DirEntry, TextFiles } from "../memory-tool/text-files.ts";
+import type { DirEntry, MemoryFiles } from "../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge, utf8Bytes } from "../memory-tool/text-files.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
@@ -11,7 +11,7 @@ const PAGE = "1000";
 const TREE_MAX_PAGES = 8;
 
 /**
- * {@link TextFiles} over a cap's Durable Object, for code running inside the
+ * {@link MemoryFiles} over a cap's Durable Object, for code running inside the
  * worker. Every call is an RPC on the cap's object, so liveness, rights and
  * the path are decided there, exactly as for the HTTP routes.
  *
@@ -19,7 +19,7 @@ const TREE_MAX_PAGES = 8;
  * const files = capStubTextFiles(await capStub(c, token));
  * const handle = createMemoryHandler(files);
  */
-export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
+export function capStubTextFiles(cap: DurableObjectStub<CapObject>): MemoryFiles {
   return {
     async readText(path, maxBytes) {
       await yieldToNetwork();
@@ -43,7 +43,7 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
         length: bytes.byteLength,
         contentType: TEXT_CONTENT_TYPE,
         ifMatch: options.ifMatch === undefined ? undefined : `"${options.ifMatch}"`,
-        ifNoneMatch: undefined,
+        ifNoneMatch: options.ifNoneMatch,
       })) as Result<WriteResult>;
       return written.ok
         ? ok({
@@ -90,6 +90,16 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): TextFiles {
     async move(from, to) {
       await yieldToNetwork();
       return (await cap.movePath(from, to, false)) as Result<null>;
+    },
+
+    async makeFolder(path) {
+      await yieldToNetwork();
+      return (await cap.makeFolder(path)) as Result<null>;
+    },
+
+    async removeFolder(path) {
+      await yieldToNetwork();
+      return (await cap.removeFolder(path)) as Result<null>;
     },
   };
 }

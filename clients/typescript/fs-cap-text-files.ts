@@ -1,4 +1,4 @@
-import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { MemoryFiles } from "../../memory-tool/text-files.ts";
 import { collectPages, readTextBody, TEXT_CONTENT_TYPE, tooLarge } from "../../memory-tool/text-files.ts";
 import { isErrorCode } from "../../shared/error-codes.ts";
 import { refuse } from "../../shared/refusals.ts";
@@ -7,13 +7,13 @@ import { isCapError } from "./cap-error.ts";
 import type { FsCap } from "./fs-cap.ts";
 
 /**
- * {@link TextFiles} over the SDK's `FsCap`, for apps that hold a cap URL.
+ * {@link MemoryFiles} over the SDK's `FsCap`, for apps that hold a cap URL.
  * The SDK's `CapError`s come back as failures with the same wire code.
  *
  * @example
  * const files = fsCapTextFiles(new FsCap(process.env.CAPVAULT_CAP!));
  */
-export function fsCapTextFiles(cap: FsCap): TextFiles {
+export function fsCapTextFiles(cap: FsCap): MemoryFiles {
   return {
     readText: (path, maxBytes) =>
       settle(async () => {
@@ -32,6 +32,7 @@ export function fsCapTextFiles(cap: FsCap): TextFiles {
         const written = await cap.write(path, text, {
           contentType: TEXT_CONTENT_TYPE,
           ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+          ...(options.ifNoneMatch === undefined ? {} : { ifNoneMatch: options.ifNoneMatch }),
         });
         return ok(written);
       }),
@@ -52,6 +53,10 @@ export function fsCapTextFiles(cap: FsCap): TextFiles {
     delete: (path) => settle(async () => ok(await cap.delete(path).then(() => null))),
 
     move: (from, to) => settle(async () => ok(await cap.move(from, to).then(() => null))),
+
+    makeFolder: (path) => settle(async () => ok(await cap.makeFolder(path).then(() => null))),
+
+    removeFolder: (path) => settle(async () => ok(await cap.removeFolder(path).then(() => null))),
   };
 }
 

@@ -273,6 +273,36 @@ export class FsCap {
   }
 
   /**
+   * Makes a folder (and any missing above it) that stays while empty; an existing one is success.
+   * @example
+   * await fs.makeFolder("notes/2026");
+   */
+  async makeFolder(path: string): Promise<void> {
+    const response = await this.#http.send({
+      method: "PUT",
+      url: `${this.#base}/folder`,
+      query: { path: pathParam(path) },
+      expect: [204],
+    });
+    await response.body?.cancel();
+  }
+
+  /**
+   * Removes an empty folder (a `conflict` while it holds anything). Needs the delete right.
+   * @example
+   * await fs.removeFolder("notes/2026");
+   */
+  async removeFolder(path: string): Promise<void> {
+    const response = await this.#http.send({
+      method: "DELETE",
+      url: `${this.#base}/folder`,
+      query: { path: pathParam(path) },
+      expect: [204],
+    });
+    await response.body?.cancel();
+  }
+
+  /**
    * Moves a file. An existing destination is a `conflict` unless `overwrite`.
    * Needs the write and delete rights.
    * @example

@@ -95,7 +95,7 @@ describe.each(ways)("symlinks on the disk backend, through the %s", (_way, conne
   it("a view of /memories shows what is inside, links leading outside not at all", async () => {
     const text = (await connect()({ command: "view", path: "/memories" })).text;
     expect(text.split("\n")).toEqual([
-      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:",
+      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:",
       "19B\t/memories",
       "7B\t/memories/inside.md",
       "5B\t/memories/notes/",
@@ -118,7 +118,7 @@ describe("POST /object/<token>/memory", () => {
     expect(ok.headers.get("content-type")).toBe("text/plain; charset=utf-8");
     expect(ok.headers.get("capvault-error-code")).toBeNull();
     expect(await ok.text()).toMatch(
-      /^Here're the files and directories up to 2 levels deep in \/memories, excluding hidden items:\n/,
+      /^Here're the files and directories up to 2 levels deep in \/memories, excluding hidden items and node_modules:\n/,
     );
 
     const refused = await post(vault.rootCapUrl, JSON.stringify({ command: "view", path: "/memories/.." }));

@@ -11,7 +11,7 @@ import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { fsCapTextFiles } from "../../clients/typescript/fs-cap-text-files.ts";
 import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
 import { createMemoryHandler, type MemoryResult } from "../../memory-tool/memory-handler.ts";
-import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { MemoryFiles } from "../../memory-tool/text-files.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "memtest-secret-prefix-";
@@ -98,21 +98,22 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
 
   it("views an empty /memories", async () => {
     expect(await ok({ command: "view", path: "/memories" })).toBe(
-      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n0B\t/memories",
+      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories",
     );
   });
 
-  it("create writes the file (and overwrites, as documented)", async () => {
+  it("create writes a new file and, as the reference, never replaces a file or a folder", async () => {
     expect(await ok({ command: "create", path: "/memories/notes/todo.md", file_text: "first\n" })).toBe(
       "File created successfully at: /memories/notes/todo.md",
     );
     expect(await fs.readText("notes/todo.md")).toBe("first\n");
-    expect(await ok({ command: "create", path: "/memories/notes/todo.md", file_text: "second\n" })).toBe(
-      "File created successfully at: /memories/notes/todo.md",
-    );
-    expect(await fs.readText("notes/todo.md")).toBe("second\n");
+    const again = await error({ command: "create", path: "/memories/notes/todo.md", file_text: "second\n" });
+    expect(again).toMatchObject({ code: "conflict", text: "Error: File /memories/notes/todo.md already exists" });
+    expect(await fs.readText("notes/todo.md")).toBe("first\n");
+    const onFolder = await error({ command: "create", path: "/memories/notes", file_text: "x" });
+    expect(onFolder.text).toBe("Error: File /memories/notes already exists");
     const onRoot = await error({ command: "create", path: "/memories", file_text: "x" });
-    expect(onRoot.text).toBe("Error: The path /memories is a directory, not a file.");
+    expect(onRoot.text).toBe("Error: File /memories already exists");
     await fs.delete("notes/todo.md");
   });
 
@@ -124,7 +125,7 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     await fs.write("tree/d/.secret/x.md", "hidden");
     expect(await ok({ command: "view", path: "/memories/tree" })).toBe(
       [
-        "Here're the files and directories up to 2 levels deep in /memories/tree, excluding hidden items:",
+        "Here're the files and directories up to 2 levels deep in /memories/tree, excluding hidden items and node_modules:",
         "1.5K\t/memories/tree",
         "5B\t/memories/tree/a.md",
         "1.5K\t/memories/tree/d/",
@@ -135,7 +136,7 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     // One trailing slash names the same directory and never doubles in the listing.
     expect(await ok({ command: "view", path: "/memories/tree/d/" })).toBe(
       [
-        "Here're the files and directories up to 2 levels deep in /memories/tree/d/, excluding hidden items:",
+        "Here're the files and directories up to 2 levels deep in /memories/tree/d/, excluding hidden items and node_modules:",
         "1.5K\t/memories/tree/d/",
         "1.5K\t/memories/tree/d/b.md",
         "10B\t/memories/tree/d/e/",
@@ -187,19 +188,29 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(await fs.readText("edit.md")).toBe("l1\nl2\nl3 new $& $1\nl4\nl5\nl6\n");
   });
 
-  it("insert puts text at a line and keeps a final newline", async () => {
+  it("insert splices a line into the file's lines, as the reference: one trailing newline of the text taken off", async () => {
     await fs.write("ins.md", "one\ntwo");
-    expect(await ok({ command: "insert", path: "/memories/ins.md", insert_line: 0, insert_text: "zero\n\n" })).toBe(
+    expect(await ok({ command: "insert", path: "/memories/ins.md", insert_line: 0, insert_text: "zero\n" })).toBe(
       "The file /memories/ins.md has been edited.",
     );
-    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo\n");
+    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo");
     await ok({ command: "insert", path: "/memories/ins.md", insert_line: 3, insert_text: "three" });
-    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo\nthree\n");
+    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo\nthree");
     const bad = await error({ command: "insert", path: "/memories/ins.md", insert_line: 5, insert_text: "x" });
-    expect(bad.text).toBe("Error: Invalid `insert_line` parameter: 5. It should be within the range [0, 4].");
+    expect(bad.text).toBe(
+      "Error: Invalid `insert_line` parameter: 5. It should be within the range of lines of the file: [0, 4]",
+    );
     const notInt = await error({ command: "insert", path: "/memories/ins.md", insert_line: 1.5, insert_text: "x" });
-    expect(notInt.text).toBe("Error: Invalid `insert_line` parameter: 1.5. It should be within the range [0, 4].");
-    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo\nthree\n");
+    expect(notInt.text).toBe(
+      "Error: Invalid `insert_line` parameter: 1.5. It should be within the range of lines of the file: [0, 4]",
+    );
+    expect(await fs.readText("ins.md")).toBe("zero\none\ntwo\nthree");
+    // A final newline is followed by an empty line: insert_line may be one past it, and the text lands after that line.
+    await fs.write("ins-nl.md", "a\n");
+    await ok({ command: "insert", path: "/memories/ins-nl.md", insert_line: 2, insert_text: "b\n" });
+    expect(await fs.readText("ins-nl.md")).toBe("a\n\nb");
+    await ok({ command: "insert", path: "/memories/ins-nl.md", insert_line: 1, insert_text: "x\n\n" });
+    expect(await fs.readText("ins-nl.md")).toBe("a\nx\n\n\nb");
   });
 
   it("delete removes a file, or a directory with everything in it", async () => {
@@ -210,7 +221,9 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     expect(await ok({ command: "delete", path: "/memories/del/one.md" })).toBe(
       "Successfully deleted /memories/del/one.md",
     );
+    await fs.makeFolder("del/empty/deeper");
     expect(await ok({ command: "delete", path: "/memories/del" })).toBe("Successfully deleted /memories/del");
+    // As the reference's rm -r: no emptied folder left behind, empty ones included.
     await expect(fs.stat("del")).rejects.toMatchObject({ code: "not_found" });
     expect(await fs.readText("keep/del-not.md")).toBe("keep");
     const missing = await error({ command: "delete", path: "/memories/del" });
@@ -222,6 +235,7 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
     await fs.write("ren/dir/x.md", "X");
     await fs.write("ren/dir/y/z.md", "Z");
     await fs.write("ren/taken.md", "T");
+    await fs.makeFolder("ren/dir/empty");
     expect(await ok({ command: "rename", old_path: "/memories/ren/a.md", new_path: "/memories/ren/b.md" })).toBe(
       "Successfully renamed /memories/ren/a.md to /memories/ren/b.md",
     );
@@ -235,6 +249,9 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
       "ren/moved/y/z.md": "Z",
       "ren/taken.md": "T",
     });
+    // As the reference's one rename(2): the source folder gone, the empty one moved with the rest.
+    await expect(fs.stat("ren/dir")).rejects.toMatchObject({ code: "not_found" });
+    expect(await fs.stat("ren/moved/empty")).toMatchObject({ type: "dir" });
 
     const before = await snapshot();
     const onto = await error({ command: "rename", old_path: "/memories/ren/b.md", new_path: "/memories/ren/taken.md" });
@@ -363,7 +380,7 @@ describe("concurrent edits (If-Match)", () => {
   });
 
   /** Files whose first `races` writes are each preceded by another writer changing the file. */
-  const racing = (races: number, change: (n: number) => Promise<unknown>): TextFiles => {
+  const racing = (races: number, change: (n: number) => Promise<unknown>): MemoryFiles => {
     const files = fsCapTextFiles(fs);
     let left = races;
     return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMemoryHandler } from "../../memory-tool/memory-handler.ts";
-import type { TextFiles } from "../../memory-tool/text-files.ts";
+import type { MemoryFiles } from "../../memory-tool/text-files.ts";
 import { capStubTextFiles } from "../../worker/cap-stub-text-files.ts";
 import { capObject } from "./slow-upload.ts";
 import { cap, mintRoot } from "./vault.ts";
@@ -15,7 +15,7 @@ import { cap, mintRoot } from "./vault.ts";
 let counter = 0;
 
 /** `files`, where the first look at `path` answers what it saw, but only after `meanwhile` ran. */
-function createdWhileLooking(files: TextFiles, path: string, meanwhile: () => Promise<void>): TextFiles {
+function createdWhileLooking(files: MemoryFiles, path: string, meanwhile: () => Promise<void>): MemoryFiles {
   let looked = false;
   return {
     ...files,
