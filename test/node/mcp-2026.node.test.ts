@@ -7,18 +7,18 @@ import {
   ProtocolError,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from "@modelcontextprotocol/client";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { RESOURCES_PAGE } from "../../worker/mcp/cap-resources.ts";
 import { REQUEST_MAX_ANSWER_CHARS } from "../../worker/mcp/request-budget.ts";
+import { mcpClients, postMcp } from "./mcp-client.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let fs: FsCap;
-const clients: { close(): Promise<void> }[] = [];
+const { connect, keep, closeAll } = mcpClients();
 
 beforeAll(async () => {
   vault = await startTestVault();
@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
+  await closeAll();
   await vault?.stop();
 });
 
@@ -43,23 +43,12 @@ async function connectV2(capUrl: string, pin?: string, headers: Record<string, s
     pin ? { versionNegotiation: { mode: { pin } } } : {},
   );
   await client.connect(new StreamableHTTPClientTransportV2(new URL(`${capUrl}/mcp`), { requestInit: { headers } }));
-  clients.push(client);
-  return client;
+  return keep(client);
 }
 
-async function connect(capUrl: string, headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: "capvault-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${capUrl}/mcp`), { requestInit: { headers } }));
-  clients.push(client);
-  return client;
-}
-
+/** A ping with no protocol version header, so only `headers` decide its fate. */
 const ping = (capUrl: string, headers: Record<string, string>) =>
-  fetch(`${capUrl}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
-  });
+  postMcp(capUrl, { jsonrpc: "2.0", id: 1, method: "ping" }, headers);
 
 describe("Origin", () => {
   it("refuses a foreign Origin with 403 forbidden, a DNS-rebound Host included, and runs nothing", async () => {
@@ -196,11 +185,7 @@ describe("resources", () => {
       method: "resources/read",
       params: { uri: "file:///big.txt" },
     }));
-    const response = await fetch(`${cap.url}/mcp`, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify(batch),
-    });
+    const response = await postMcp(cap.url, batch, {});
     const answers = (await response.json()) as { result?: unknown; error?: { message: string } }[];
     // A read keeps room for its bytes as base64 (4 characters for 3 bytes), whatever it turns out to be.
     const fit = Math.floor((REQUEST_MAX_ANSWER_CHARS * 3) / 4 / big.length) + 1;

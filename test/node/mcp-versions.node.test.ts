@@ -7,16 +7,17 @@
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
+import { mcpClients, postMcp, toolCall } from "./mcp-client.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "versions-prefix-q7/";
 let vault: TestVault;
 let fs: FsCap;
-const clients: Client[] = [];
+const mcp = mcpClients();
+const { connect } = mcp;
 
 beforeAll(async () => {
   vault = await startTestVault();
@@ -30,26 +31,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
+  await mcp.closeAll();
   await vault?.stop();
 });
 
-async function connect(capUrl: string): Promise<Client> {
-  const client = new Client({ name: "capvault-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${capUrl}/mcp`)));
-  clients.push(client);
-  return client;
-}
-
 async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    content: { type: string; text?: string }[];
-    structuredContent?: { content?: string };
-    isError?: boolean;
-  };
-  const text = result.content.map((c) => c.text ?? "").join("\n");
-  expect(text).not.toContain(PREFIX);
-  return { text, isError: result.isError === true, structured: result.structuredContent?.content };
+  const result = await mcp.call(client, name, args);
+  expect(result.text).not.toContain(PREFIX);
+  return result;
 }
 
 /** The version lines of a list_versions answer, split into fields. */
@@ -191,32 +180,18 @@ describe("list_versions and restore_version", () => {
     for (let i = 0; i < 600; i++) await writeFile(path.join(vault.diskRoot, "wide", `f${i}.md`), "x");
     const disk = new FsCap(vault.diskCapUrl);
     await disk.write("kept.md", "one");
-    const call = (id: number, name: string, args: Record<string, unknown>) => ({
-      jsonrpc: "2.0",
-      id,
-      method: "tools/call",
-      params: { name, arguments: args },
-    });
     const post = async (body: unknown) => {
-      const response = await fetch(`${vault.diskCapUrl}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-06-18",
-        },
-        body: JSON.stringify(body),
-      });
+      const response = await postMcp(vault.diskCapUrl, body);
       type Answer = { id: number; result: { content: { text: string }[] } };
       // A batch of one is answered with one message, not a list.
       const answers = [(await response.json()) as Answer | Answer[]].flat();
       return answers.find((a) => a.id === 99)!.result.content[0]!.text;
     };
-    const trees = Array.from({ length: 11 }, (_, id) => call(id, "directory_tree", { path: "wide" }));
+    const trees = Array.from({ length: 11 }, (_, id) => toolCall(id, "directory_tree", { path: "wide" }));
     // Eleven trees of 600 entries spend the request's 6,000 listed entries: the history is refused, not listed.
-    expect(await post([...trees, call(99, "list_versions", { path: "kept.md" })])).toBe(
+    expect(await post([...trees, toolCall(99, "list_versions", { path: "kept.md" })])).toBe(
       "bad_request: this request has used its budget of 6000 listed entries; send further calls in a new request",
     );
-    expect(await post([call(99, "list_versions", { path: "kept.md" })])).toMatch(/^Versions of kept\.md/);
+    expect(await post([toolCall(99, "list_versions", { path: "kept.md" })])).toMatch(/^Versions of kept\.md/);
   });
 });
