@@ -284,6 +284,8 @@ export class VaultModel {
         createdAt: "<time>",
         expiresAt: cap.expires ? "<time>" : null,
         parent: cap.parent === null ? null : idOf(cap.parent),
+        // The random sequences mint bearer caps only; holder-bound ones are tested apart (issue 20).
+        holder: null,
         limits: effective(cap.quotas),
         usage: this.usage(cap.levels.join("")),
       }),
@@ -694,7 +696,10 @@ export class VaultModel {
     const written = this.write({ op: "write", cap: request.cap, path: relative, content: blob.bytes, contentType });
     // Answered 200 whether the file was there or not: a restore brings back, it does not create.
     const { observation } = written;
-    return { observation: observation.status === 201 ? { ...observation, status: 200 } : observation };
+    if (observation.status !== 200 && observation.status !== 201) return { observation };
+    // It names the cap-relative path it wrote: the caller named only a version id.
+    const body: Json = { path: relative, ...(observation.body as { [key: string]: Json }) };
+    return { observation: { ...observation, status: 200, body } };
   }
 
   /** Destroys the bytes (for every version sharing them) and their hash; the records stay. Twice is fine. */
