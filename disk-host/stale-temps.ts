@@ -43,8 +43,8 @@ async function sweep(ctx: HostContext, chain: DirChain, live: Set<string>, depth
       chain.push(handle, name, true);
       const emptied = await sweep(ctx, chain, live, depth + 1);
       await chain.pop();
-      // A crash can leave a folder that only ever held the temp; folders
-      // exist only while they hold a file.
+      // A crash can leave a folder that only ever held the temp; unmarked, it
+      // exists only through what it holds (a kept one's marker stops rmdir).
       if (
         emptied &&
         (await rmdir(inDir(chain.top, name)).then(
