@@ -58,11 +58,10 @@ export default defineConfig({
     // unit tests: on two busy cores some take seconds. Races are synchronised, never slept through.
     testTimeout: 30_000,
     exclude: ["node_modules/**"],
-    // A workerd started for one file runs the next, as the node project's forks do: this
-    // project alone took 80 s and 138 s of CPU isolated, 52 s and 93 s not. (Unpatched, this
-    // pool version slowed with every file a workerd ran and stalled by the third: the
-    // quadratic wrapping in test/pool-workers-patch.ts.) Each file mints roots under prefixes
-    // of its own and compares Durable Object ids before and after, never their total.
+    // A workerd started for one file runs the next, as the node project's forks do: a fresh one
+    // per file costs more than most files' tests (test/pool-workers-patch.ts keeps a reused one
+    // fast). Each file mints roots under prefixes of its own and compares Durable Object ids
+    // before and after, never their total.
     isolate: false,
   },
 });

@@ -14,7 +14,7 @@ const MAX_CHUNK = 256 * 1024;
  * meantime. The runtime fills the buffer natively (`readAtLeast`), so
  * JavaScript sees one chunk where it saw about sixty.
  *
- * The upload's idle bound (30 s without a chunk) now counts from the last
+ * The upload's idle bound (30 s without a chunk) counts from the last
  * 64 KiB rather than the last byte: a sender slower than about 2 KiB/s is cut
  * at 30 s instead of when its pace bound (16 KiB/s after a minute) cuts it.
  * Both refuse it; no sender fast enough to finish is affected.

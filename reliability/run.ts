@@ -64,7 +64,7 @@ if (failures.length > 0) {
 const drops = findings.filter((f) => f.kind === "drop");
 if (drops.length > 0) {
   // Connections closed under a request, which was then sent again: a pooled connection the server had just
-  // closed (workerd closes idle ones after 5 s). Refusals used to cause this too, before bodies were settled.
+  // closed (workerd closes idle ones after 5 s).
   console.log(`\n${drops.length} dropped connections (first 10):`);
   for (const f of drops.slice(0, 10)) console.log(`- ${f.check}: ${f.detail}\n    replay: ${f.replay}`);
 }

@@ -11,8 +11,7 @@ import { fileURLToPath } from "node:url";
  * tests send through `exports.default` and every Durable Object instance is a
  * construction, so after N of them each property read runs N nested traps: in
  * a file of a few hundred requests, one request to a route that answers in
- * 1 ms took 50 to 100 ms, and `npm test` spent minutes there (measured with a
- * plain `GET /`: 7, 20, 47 and 98 ms per call over four batches of 100).
+ * 1 ms took 50 to 100 ms, and `npm test` spent minutes there.
  * Upstream: cloudflare/workers-sdk#15092, fixed by #15106 ("install wrapper
  * prototype proxy once") in a release after the one this project pins.
  *

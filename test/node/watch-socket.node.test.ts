@@ -97,8 +97,8 @@ async function watchThroughRevocation(backend: "r2" | "disk") {
 
   expect((await http(watcherUrl, { method: "DELETE" })).status).toBe(204);
   // "At once": the revoked watcher's connection is gone (its close event fired) before a change
-  // made only after its close frame arrived reaches the sibling. The runtime used to hold the
-  // connection open about 15 s after that frame.
+  // made only after its close frame arrived reaches the sibling: a runtime holding the
+  // connection open after that frame (about 15 s) fails here.
   await again.closing();
   expect((await put(root, `ws-witness-${backend}/after.txt`, "x")).status).toBeLessThan(300);
   expect(await witness.next()).toMatchObject({ data: { path: "after.txt", operation: "created" } });
