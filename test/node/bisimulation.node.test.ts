@@ -39,7 +39,7 @@ import {
   VaultModel,
   type VaultRequest,
 } from "../model/vault-model.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
 
 const NUM_RUNS = Number(process.env.BISIM_RUNS || 100);
 const STREAMS = Math.max(1, Number(process.env.BISIM_STREAMS || 2));
@@ -906,20 +906,8 @@ function asExpected(observation: Observation): unknown {
   return observation;
 }
 
-async function mintRoot(
-  backend: "r2" | "disk",
-  prefix: string,
-  keepVersions: number | undefined,
-): Promise<{ token: string; id: string }> {
-  const response = await fetch(`${vault.url}/admin/roots`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend, prefix, label: "bisim", keepVersions }),
-  });
-  if (response.status !== 201)
-    throw new Error(`minting a ${backend} root failed: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { token: string; id: string };
-}
+const mintBisimRoot = (backend: "r2" | "disk", prefix: string, keepVersions: number | undefined) =>
+  mintRoot(vault, { backend, prefix, label: "bisim", keepVersions });
 
 let commandsRun = 0;
 /** `op status` (and whether a child cap was used) → how often the model answered so; printed with BISIM_STATS=1. */
@@ -929,8 +917,8 @@ async function runSequence(commands: Command[], keepVersions?: number): Promise<
   // Fixed-width, so the prefix (which counts towards the key limit) has the same length in every run and replay.
   const n = String(++sequence).padStart(6, "0");
   const [r2Root, diskRoot] = await Promise.all([
-    mintRoot("r2", `bisim/${n}/`, keepVersions),
-    mintRoot("disk", `bisim/${n}`, keepVersions),
+    mintBisimRoot("r2", `bisim/${n}/`, keepVersions),
+    mintBisimRoot("disk", `bisim/${n}`, keepVersions),
   ]);
   const model = new VaultModel(`bisim/${n}/`, "bisim", keepVersions);
   const impls: HttpImpl[] = [

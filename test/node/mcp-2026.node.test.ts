@@ -14,7 +14,7 @@ import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { RESOURCES_PAGE } from "../../worker/mcp/cap-resources.ts";
 import { REQUEST_MAX_ANSWER_CHARS } from "../../worker/mcp/request-budget.ts";
 import { mcpClients, postMcp } from "./mcp-client.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let fs: FsCap;
@@ -22,13 +22,7 @@ const { connect, keep, closeAll } = mcpClients();
 
 beforeAll(async () => {
   vault = await startTestVault();
-  const response = await fetch(`${vault.url}/admin/roots`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend: "r2", prefix: "mcp-2026/", label: "mcp-2026" }),
-  });
-  expect(response.status).toBe(201);
-  fs = new FsCap(((await response.json()) as { url: string }).url);
+  fs = new FsCap((await mintRoot(vault, { backend: "r2", prefix: "mcp-2026/", label: "mcp-2026" })).url);
 });
 
 afterAll(async () => {

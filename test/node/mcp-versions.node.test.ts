@@ -11,7 +11,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { mcpClients, postMcp, toolCall } from "./mcp-client.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
 
 const PREFIX = "versions-prefix-q7/";
 let vault: TestVault;
@@ -21,13 +21,7 @@ const { connect } = mcp;
 
 beforeAll(async () => {
   vault = await startTestVault();
-  const response = await fetch(`${vault.url}/admin/roots`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend: "r2", prefix: PREFIX, label: "mcp-versions" }),
-  });
-  expect(response.status).toBe(201);
-  fs = new FsCap(((await response.json()) as { url: string }).url);
+  fs = new FsCap((await mintRoot(vault, { backend: "r2", prefix: PREFIX, label: "mcp-versions" })).url);
 });
 
 afterAll(async () => {

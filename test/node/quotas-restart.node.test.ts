@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CapInfo, ListPage } from "../../shared/wire-types.ts";
-import { startTestVault, TEST_ADMIN_TOKEN, type TestVault } from "./test-vault.ts";
+import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 
@@ -20,13 +20,7 @@ afterAll(async () => {
 const q = (p: string) => `?path=${encodeURIComponent(p)}`;
 
 async function mint(backend: "r2" | "disk", maxBytes: number): Promise<string> {
-  const res = await fetch(`${vault.url}/admin/roots`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend, prefix: `quota-${backend}`, maxBytes }),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { url: string }).url;
+  return (await mintRoot(vault, { backend, prefix: `quota-${backend}`, maxBytes })).url;
 }
 
 const put = (cap: string, path: string, body: string) => fetch(`${cap}/file${q(path)}`, { method: "PUT", body });

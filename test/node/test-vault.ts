@@ -186,6 +186,28 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   };
 }
 
+/** A root cap the admin API minted: its URL, token and root id. */
+export interface MintedRoot {
+  url: string;
+  token: string;
+  id: string;
+}
+
+/** Mints a root over `root.prefix` of `root.backend` through `POST /admin/roots`; throws unless answered 201. */
+export async function mintRoot(
+  vault: Pick<TestVault, "url" | "adminToken">,
+  root: { backend: "r2" | "disk"; prefix: string; label?: string; keepVersions?: number; maxBytes?: number },
+): Promise<MintedRoot> {
+  const response = await fetch(`${vault.url}/admin/roots`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(root),
+  });
+  if (response.status !== 201)
+    throw new Error(`minting a ${root.backend} root failed: ${response.status} ${await response.text()}`);
+  return (await response.json()) as MintedRoot;
+}
+
 /**
  * A port that was free a moment ago, chosen below the kernel's ephemeral
  * range (32768-60999 here): a port from `listen(0)` is one the kernel may
