@@ -5,6 +5,7 @@ import { bareEtag } from "../../shared/http-conditions.ts";
 import { type Reason, refusal, refuse } from "../../shared/refusals.ts";
 import { type CapFailure, ok, type Result } from "../../shared/result.ts";
 import type { ListEntry, Stat } from "../../shared/wire-types.ts";
+import { yieldTurn } from "../../shared/yield-turn.ts";
 import { readThroughCap } from "../cap-read.ts";
 import type { AppEnv, CapStub } from "../cap-stub.ts";
 import { fileResponse } from "../file-response.ts";
@@ -201,6 +202,8 @@ async function walk(req: DavRequest, root: string): Promise<Result<Tree>> {
     const dir = tree.dirs[i]!;
     let cursor: string | null = null;
     do {
+      // A walk is a chain of in-process calls to the cap's object: each takes a turn, or it holds the thread.
+      await yieldTurn();
       const page = await req.cap.listDir(dir, cursor, null, null);
       if (!page.ok) return page;
       for (const entry of page.value.entries) {
@@ -221,11 +224,13 @@ async function removeTree(req: DavRequest, root: string): Promise<Result<null>> 
   const tree = await walk(req, root);
   if (!tree.ok) return tree;
   for (const file of tree.value.files) {
+    await yieldTurn();
     const gone = await req.cap.deleteFile(file.name);
     if (!gone.ok && gone.error.code !== "not_found") return gone;
   }
   for (const dir of tree.value.dirs.slice().reverse()) {
     if (dir === "") continue;
+    await yieldTurn();
     const gone = await req.cap.removeFolder(dir);
     if (!gone.ok && gone.error.code !== "not_found") return gone;
   }
@@ -374,15 +379,18 @@ async function copyTree(
   if (!tree.ok) return tree;
   const rebased = (p: string) => to + p.slice(from.length);
   for (const dir of tree.value.dirs) {
+    await yieldTurn();
     const made = await req.cap.makeFolder(rebased(dir));
     if (!made.ok) return made;
   }
   for (const file of tree.value.files) {
+    await yieldTurn();
     const done = await copyOne(req, file.name, rebased(file.name), move);
     if (!done.ok) return done;
   }
   if (move) {
     for (const dir of tree.value.dirs.slice().reverse()) {
+      await yieldTurn();
       const gone = await req.cap.removeFolder(dir);
       if (!gone.ok && gone.error.code !== "not_found") return gone;
     }
@@ -524,10 +532,14 @@ export async function davPropfind(req: DavRequest): Promise<Response> {
     let cursor: string | null = null;
     let listed = 0;
     do {
+      await yieldTurn();
       const page = await req.cap.listDir(req.path, cursor, null, null);
       if (!page.ok) return davError(req, page.error);
-      for (const entry of page.value.entries)
+      for (const [i, entry] of page.value.entries.entries()) {
+        // Building a thousand responses is tens of ms of string work: a turn every hundred.
+        if (i % 100 === 99) await yieldTurn();
         responses.push(propResponse(req, resourceOf(join(req.path, entry.name), entry), want, locks.value));
+      }
       listed += page.value.entries.length;
       cursor = page.value.cursor;
     } while (cursor !== null && listed < DAV_PROPFIND_LIMIT);
