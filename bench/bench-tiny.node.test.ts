@@ -41,6 +41,7 @@ const EXPECTED: Record<string, RegExp[]> = {
   depth: [/^depth-\d+ ÷ depth-1 read p50$/],
   clients: [/^\d+ clients, mixed calls \(R2\)$/, /^\d+ clients reading: one hot cap vs a cap each$/],
   rpc: [/^narrow \+ read: RPC pipelined vs two HTTP requests$/],
+  holder: [/^bound − unbound read p50$/, /^vault CPU per read, bound vs unbound$/],
   watch: [/^watch: write on one cap → event on another, p50$/, /^watch: write on one cap → event on another, max$/],
   caps: [
     /caps: mint a child cap/,
