@@ -189,6 +189,9 @@ async function ifHolds(req: DavRequest, lists: IfList[], locks: DavLock[]): Prom
 
 // ---- bounded tree walks -----------------------------------------------------
 
+/** Entries per listing call: a page is one synchronous step of the cap's object, so pages stay small. */
+const DAV_PAGE = "250";
+
 interface Tree {
   /** Folders, parents before children (the walked folder first). */
   dirs: string[];
@@ -204,7 +207,7 @@ async function walk(req: DavRequest, root: string): Promise<Result<Tree>> {
     do {
       // A walk is a chain of in-process calls to the cap's object: each takes a turn, or it holds the thread.
       await yieldTurn();
-      const page = await req.cap.listDir(dir, cursor, null, null);
+      const page = await req.cap.listDir(dir, cursor, DAV_PAGE, null);
       if (!page.ok) return page;
       for (const entry of page.value.entries) {
         const full = { ...entry, name: join(dir, entry.name) };
@@ -533,7 +536,7 @@ export async function davPropfind(req: DavRequest): Promise<Response> {
     let listed = 0;
     do {
       await yieldTurn();
-      const page = await req.cap.listDir(req.path, cursor, null, null);
+      const page = await req.cap.listDir(req.path, cursor, DAV_PAGE, null);
       if (!page.ok) return davError(req, page.error);
       for (const [i, entry] of page.value.entries.entries()) {
         // Building a thousand responses is tens of ms of string work: a turn every hundred.
