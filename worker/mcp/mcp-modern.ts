@@ -1,13 +1,11 @@
-import { type JSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS as V1_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import {
   createMcpHandler,
   isLegacyRequest,
   type jsonSchemaValidator,
   type McpHttpHandler,
-  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   Server,
-  SUPPORTED_PROTOCOL_VERSIONS as V2_VERSIONS,
 } from "@modelcontextprotocol/server";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
 import { RESOURCE_NOT_FOUND } from "./cap-resources.ts";
@@ -19,30 +17,18 @@ const INVALID_PARAMS = -32602;
 /** What the cap's server answers, whatever the era: the one table of tools and resources. */
 const FORWARDED = ["tools/list", "tools/call", "resources/list", "resources/templates/list", "resources/read"] as const;
 
-/** Revisions only the v2 handler serves (2026-07-28); the pinned SDK answers every other one. */
-const MODERN_VERSIONS = V2_VERSIONS.filter((v) => !V1_VERSIONS.includes(v));
-
-/**
- * Whether a POST is a 2026-era request: it claims the era (its `_meta`
- * names a protocol version, or its MCP-Protocol-Version header is a modern
- * revision) and the SDK v2 does not call it legacy. Anything else, malformed
- * bodies included, is answered by the 2025 path exactly as before.
- */
+/** Whether the SDK v2 takes a request that {@link claimsModernEra} let through as 2026-era. */
 export async function isModernRequest(request: Request, body: unknown): Promise<boolean> {
-  const header = request.headers.get("mcp-protocol-version");
-  const params = (body as { params?: unknown } | null)?.params;
-  const meta = typeof params === "object" && params !== null ? (params as { _meta?: unknown })._meta : undefined;
-  const claims =
-    (header !== null && MODERN_VERSIONS.includes(header)) ||
-    (typeof meta === "object" && meta !== null && PROTOCOL_VERSION_META_KEY in meta);
-  return claims && !(await isLegacyRequest(request, body));
+  return !(await isLegacyRequest(request, body));
 }
 
 /**
  * MCP 2026-07-28 on the endpoint, by the official SDK v2's handler: it owns
  * the era's wire (server/discover, the per-request `_meta` envelope, the
  * Mcp-Method and Mcp-Name headers, caching hints, its error shapes); 2025-era
- * requests never reach it (see {@link isModernRequest}). Every method it serves is answered by
+ * requests never reach it (see mcp-era.ts). The route imports this module
+ * only for a request that claims the era: the SDK is large, and loading it
+ * for every first request of an isolate delayed them all. Every method it serves is answered by
  * that same shared server, so both eras list and run the same tools and
  * resources under the same rights, queue and budget. One handler per set of rights.
  */

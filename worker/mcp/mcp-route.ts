@@ -5,7 +5,7 @@ import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
 import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
-import { isModernRequest, modernCapHandler } from "./mcp-modern.ts";
+import { claimsModernEra } from "./mcp-era.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
 import { foreignOriginRefused } from "./origin-check.ts";
@@ -62,7 +62,8 @@ mcpRoutes.all("/:token/mcp", async (c) => {
     );
   }
   // 2026-07-28 requests (the per-request _meta envelope) go to the SDK v2's handler; the rest are 2025-era.
-  const modern = await isModernRequest(c.req.raw, body.value);
+  const era = claimsModernEra(c.req.raw, body.value) ? await import("./mcp-modern.ts") : null;
+  const modern = era !== null && (await era.isModernRequest(c.req.raw, body.value));
   // Only tool calls prove the cap alive by reaching it; anything else asks now.
   if (!askedFirst && (modern || !messages.every(isToolCall))) {
     const info = await cap.describe();
@@ -71,8 +72,8 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   const budget = new RequestBudget();
   const files = budgetedFiles(rootedFiles(capFiles(cap)), budget);
   const context = { cap, files, budget, origin: publicOrigin(c) };
-  if (modern) {
-    const handler = modernCapHandler(rights);
+  if (era && modern) {
+    const handler = era.modernCapHandler(rights);
     return runInScope({ context, budget }, () => handler.fetch(c.req.raw, { parsedBody: body.value }));
   }
   const answer = await runInScope({ context, budget }, () =>
