@@ -35,6 +35,9 @@ import type { ObjectEnv } from "./object-env.ts";
 export { AUDITED_REFUSALS } from "./cap-audit.ts";
 export type { ReadGrant, RevokeOutcome, WriteFileHeaders };
 
+/** Methods a request's first call through {@link CapObject.withHolder} may never be: lifecycle and the admission itself. */
+const NOT_A_REQUEST_CALL = new Set(["constructor", "init", "alarm", "fetch", "admitHolder", "withHolder"]);
+
 /**
  * One capability, as a Durable Object: its RPC surface, each method handed to
  * the module that does that job. Every request passes the one chokepoint
@@ -59,7 +62,7 @@ export class CapObject extends DurableObject<ObjectEnv> {
   private readonly minting = new CapMint(this.host, this.gate, this.audit, this.revocation);
   private readonly children = new CapChildren(this.host, this.gate, this.audit);
   /** holder binding (issue 20): the jtis of this cap's DPoP proofs (holder-binding.ts). */
-  private readonly holderProofs = new HolderProofs(this.ctx.storage.sql);
+  private readonly holderProofs = new HolderProofs(this.ctx.storage);
   /** WebDAV locks (worker/dav/): bounded in count and life (cap-dav-locks.ts). */
   private readonly davLocks = new CapDavLocks(this.host, this.gate);
 
@@ -262,6 +265,24 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */
   async admitHolder(admission: HolderAdmission, now: number): Promise<Result<null>> {
+    await this.holderProofs.ready();
     return this.holderProofs.admit(await this.gate.live(), admission, now);
+  }
+
+  /**
+   * The admission and the request's first call in one round trip
+   * (worker/holder-ticket.ts): `method` runs only once the proof is admitted.
+   */
+  async withHolder(
+    admission: HolderAdmission,
+    now: number,
+    method: string,
+    args: unknown[],
+  ): Promise<{ admitted: Result<null>; value: unknown }> {
+    const admitted = await this.admitHolder(admission, now);
+    if (!admitted.ok) return { admitted, value: null };
+    const call = NOT_A_REQUEST_CALL.has(method) ? null : (this as unknown as Record<string, unknown>)[method];
+    if (typeof call !== "function") return { admitted: refuse("noSuchRoute"), value: null };
+    return { admitted, value: await call.apply(this, args) };
   }
 }

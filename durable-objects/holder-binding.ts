@@ -23,7 +23,7 @@ export type HolderBinding = { jkt: string } | null;
  */
 export type HolderAdmission =
   | { kind: "proved"; jkt: string; fresh: false }
-  | { kind: "proved"; jkt: string; fresh: true; jti: string; replayableUntil: number }
+  | { kind: "proved"; jkt: string; fresh: true; jti: string; iat: number; replayableUntil: number }
   | { kind: "unproved" };
 
 /** Proofs remembered per cap within the replay window (60 s): about 68 requests a second per bound cap. */
@@ -51,21 +51,45 @@ export function holderField(binding: HolderBinding): { holder?: { jkt: string } 
   return binding ? { holder: binding } : {};
 }
 
-/** The `jti`s a cap has seen, each kept until its proof could no longer be fresh. */
+/** Storage key of the newest `iat` (ms) this cap may have admitted: a restarted object refuses proofs up to it. */
+const ADMITTED_UNTIL = "holder-admitted-until";
+/** How far ahead of a proof's `iat` the mark is moved, so a busy cap writes it about once per this many ms. */
+const MARK_LEAD_MS = 5_000;
+
+/**
+ * The `jti`s a cap has seen, each kept in memory until its proof could no
+ * longer be fresh. Replays across a restart of the object (which forgets the
+ * map) are refused by a durable mark instead: every admitted proof has an
+ * `iat` at or below the stored mark (moved ahead, and committed before the
+ * answer, when a proof passes it), and a restarted object refuses any proof
+ * with an `iat` at or below the mark it finds, so no proof the last life
+ * admitted can pass again. Only the request that moves the mark waits for a
+ * commit; after a restart in use, the holder's proofs are refused (401)
+ * until its clock passes the mark, at most {@link MARK_LEAD_MS} plus the 5 s
+ * future allowance.
+ */
 export class HolderProofs {
-  #ready = false;
+  readonly #seen = new Map<string, number>();
+  /** The mark of the last life, read once: proofs with an `iat` at or below it are refused. */
+  #floor: number | null = null;
+  /** The mark as stored now (every admitted `iat` is at or below it). */
+  #mark = 0;
+  #loading: Promise<void> | null = null;
   /** Refused proofs show in the cap's audit (op `holder_proof`): the holder sees its leaked URL being tried. */
   readonly #log: AuditLog;
 
-  constructor(private readonly sql: SqlStorage) {
-    this.#log = new AuditLog(sql);
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.#log = new AuditLog(storage.sql);
   }
 
-  #table(): void {
-    if (this.#ready) return;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS holder_proofs (jti TEXT PRIMARY KEY, until INTEGER NOT NULL)");
-    this.sql.exec("CREATE INDEX IF NOT EXISTS holder_proofs_until ON holder_proofs (until)");
-    this.#ready = true;
+  /** Reads the last life's mark once per life of the object; call before {@link admit}. */
+  async ready(): Promise<void> {
+    if (this.#floor !== null) return;
+    this.#loading ??= this.storage.get<number>(ADMITTED_UNTIL).then((mark) => {
+      this.#floor = mark ?? 0;
+      this.#mark = this.#floor;
+    });
+    await this.#loading;
   }
 
   /**
@@ -86,14 +110,24 @@ export class HolderProofs {
   #verdict(jkt: string, admission: HolderAdmission, now: number): Result<null> {
     if (admission.kind !== "proved" || admission.jkt !== jkt) return refuse("noSuchCap");
     if (!admission.fresh) return refuse("invalidDpopProof");
-    this.#table();
-    this.sql.exec("DELETE FROM holder_proofs WHERE until < ?", now);
-    if (this.sql.exec("SELECT 1 FROM holder_proofs WHERE jti = ?", admission.jti).toArray().length > 0) {
-      return refuse("invalidDpopProof");
+    // ready() ran before; without the last life's mark a replay across a restart could pass.
+    if (this.#floor === null) return refuse("unavailable");
+    const iatMs = admission.iat * 1000;
+    if (iatMs <= this.#floor) return refuse("invalidDpopProof");
+    const until = this.#seen.get(admission.jti);
+    if (until !== undefined && until >= now) return refuse("invalidDpopProof");
+    if (this.#seen.size >= MAX_REMEMBERED_PROOFS) this.#forgetExpired(now);
+    if (this.#seen.size >= MAX_REMEMBERED_PROOFS) return refuse("tooManyProofs");
+    this.#seen.set(admission.jti, admission.replayableUntil);
+    if (iatMs > this.#mark) {
+      // Output-gated: this answer waits until the mark is durable.
+      this.#mark = iatMs + MARK_LEAD_MS;
+      this.storage.put(ADMITTED_UNTIL, this.#mark).catch(() => undefined);
     }
-    const held = this.sql.exec("SELECT COUNT(*) AS n FROM holder_proofs").one().n as number;
-    if (held >= MAX_REMEMBERED_PROOFS) return refuse("tooManyProofs");
-    this.sql.exec("INSERT INTO holder_proofs (jti, until) VALUES (?, ?)", admission.jti, admission.replayableUntil);
     return ok(null);
+  }
+
+  #forgetExpired(now: number): void {
+    for (const [jti, until] of this.#seen) if (until < now) this.#seen.delete(jti);
   }
 }

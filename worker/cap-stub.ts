@@ -6,6 +6,7 @@ import type { CapFailure, Result } from "../shared/result.ts";
 import { digestToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
+import { ticketedStub } from "./holder-ticket.ts";
 import { errorResponse } from "./http-error.ts";
 
 export type AppEnv = { Bindings: Env; Variables: { capId?: string } };
@@ -21,7 +22,7 @@ export async function capStub(c: Context<AppEnv>, token: string): Promise<Durabl
   if (!(await verifyToken(token, c.env.CAPVAULT_TOKEN_KEY))) return null;
   const { key, id } = await digestToken(token);
   c.set("capId", id);
-  return capObjectStub(c.env, key);
+  return ticketedStub(c, key, capObjectStub(c.env, key));
 }
 
 export type CapStub = DurableObjectStub<CapObject>;

@@ -11,13 +11,15 @@ import {
 import { refusal } from "../shared/refusals.ts";
 import { digestToken, mayBeBound, verifyToken } from "../shared/token.ts";
 import type { AppEnv } from "./cap-stub.ts";
+import { fileTicket, spendTicket } from "./holder-ticket.ts";
 import { errorResponse } from "./http-error.ts";
 
 /**
  * The holder check of a holder-bound cap (issue 20), in the worker before the
  * cap's object does anything that costs: the request's DPoP proof is verified
  * here (shared/holder-proof.ts), then the object admits it (the key is the
- * cap's, the jti unseen: durable-objects/holder-binding.ts). A token whose
+ * cap's, the jti unseen: durable-objects/holder-binding.ts) in the same call
+ * as the route's first request to it (worker/holder-ticket.ts). A token whose
  * first bit says "unbound" skips all of it (shared/token.ts, mayBeBound).
  */
 
@@ -137,7 +139,8 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const rest = url.pathname.slice(`/object/${token}`.length);
   const method = c.req.method;
   const origin = c.env.CAPVAULT_PUBLIC_URL?.replace(/\/+$/, "") ?? "";
-  const cap = capObjectStub(c.env, (await digestToken(token)).key);
+  const { key } = await digestToken(token);
+  const cap = capObjectStub(c.env, key);
 
   let admission: HolderAdmission = { kind: "unproved" };
   let claimedDigest: Uint8Array | null = null;
@@ -158,28 +161,40 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
       const checked = await verifyProof({ proof, method, url: htu, token, jkt, body, now });
       if (checked.ok) {
         const replayableUntil = (checked.value.iat + IAT_PAST_SECONDS) * 1000;
-        admission = { kind: "proved", jkt, fresh: true, jti: checked.value.jti, replayableUntil };
+        admission = {
+          kind: "proved",
+          jkt,
+          fresh: true,
+          jti: checked.value.jti,
+          iat: checked.value.iat,
+          replayableUntil,
+        };
         claimedDigest = checked.value.claimedDigest;
       } else if (proofRefusalAnswer(checked.reason) === "invalid_proof") {
         admission = { kind: "proved", jkt, fresh: false };
       }
     }
   }
-  const verdict = await cap.admitHolder(admission, now);
-  if (!verdict.ok) {
-    if (verdict.error.code === "unauthorized") return invalidProof();
-    return verdict.error.code === "no_such_cap" ? unknownCap() : errorResponse(verdict.error);
-  }
-  if (protocolProof !== null && admission.kind === "proved") {
-    await next();
-    if (c.res.status === 101 && c.res.webSocket) {
-      const { webSocket } = c.res;
-      c.res = new Response(null, { status: 101, webSocket, headers: { "Sec-WebSocket-Protocol": DPOP_SUBPROTOCOL } });
-    }
-    return;
-  }
-  if (!claimedDigest || admission.kind !== "proved") return next();
-  const digest = digestChecked(c, claimedDigest);
+  // The admission rides on the route's first call to the object (worker/holder-ticket.ts).
+  fileTicket(c, { key, admission, now, verdict: null });
+  const isUpgrade = protocolProof !== null && admission.kind === "proved";
+  const digest = claimedDigest && admission.kind === "proved" ? digestChecked(c, claimedDigest) : null;
   await next();
-  if (digest.mismatched()) c.res = invalidProof();
+  const verdict = await spendTicket(c, cap)!;
+  if (!verdict.ok) {
+    await c.res.body?.cancel().catch(() => undefined);
+    if (verdict.error.code === "unauthorized") return replaceResponse(c, invalidProof());
+    return replaceResponse(c, verdict.error.code === "no_such_cap" ? unknownCap() : errorResponse(verdict.error));
+  }
+  if (digest?.mismatched()) return replaceResponse(c, invalidProof());
+  if (isUpgrade && c.res.status === 101 && c.res.webSocket) {
+    const { webSocket } = c.res;
+    c.res = new Response(null, { status: 101, webSocket, headers: { "Sec-WebSocket-Protocol": DPOP_SUBPROTOCOL } });
+  }
 };
+
+/** Hono merges the old response's headers into a new one; a refusal keeps none of the route's (ETag, ...). */
+function replaceResponse(c: Context<AppEnv>, response: Response): void {
+  c.res = undefined as unknown as Response;
+  c.res = response;
+}
