@@ -11,12 +11,19 @@ import type {
   WatchEvent,
   WriteResult,
 } from "../../shared/wire-types.ts";
-import { CapError } from "./cap-error.ts";
-import { assertCapIdShape } from "./cap-id.ts";
 import { parseCapUrl } from "./cap-url.ts";
 import { type WatchOptions, watchChanges } from "./cap-watch.ts";
-import { HolderKey } from "./holder.ts";
-import { etagHeader, rangeHeader, readMeta } from "./response-meta.ts";
+import {
+  childrenPageOf,
+  childUrl,
+  everyChild,
+  revokeChildOf,
+  revokeResult,
+  subdirRequest,
+} from "./fs-cap-delegation.ts";
+import { emptyStream, everyEntry, openFile, pathCall, pathParam, putFile } from "./fs-cap-files.ts";
+import { redactVersion, restoreVersion, versionBytes, versionsPage } from "./fs-cap-versions.ts";
+import type { HolderKey } from "./holder.ts";
 import type {
   CapOptions,
   FetchLike,
@@ -30,7 +37,6 @@ import type {
   WriteOptions,
 } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
-import { prepareWriteBody } from "./write-body.ts";
 
 /** What is known about a cap without asking: filled in by `info()`, `subdir()` or `mintRoot()`. */
 interface KnownMeta {
@@ -153,26 +159,7 @@ export class FsCap {
    * if (!file.notModified) await file.body.pipeTo(destination);
    */
   async readStream(path: string, options: ReadOptions = {}): Promise<ReadStreamResult> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}/file`,
-      query: { path: pathParam(path) },
-      headers: {
-        range: rangeHeader(options.range),
-        "if-none-match": etagHeader(options.ifNoneMatch),
-        // Files arrive as stored: workerd would otherwise gzip text types on the fly and drop
-        // Content-Length, which callers need for sizes and progress. (Browsers ignore this header.)
-        "accept-encoding": "identity",
-      },
-      signal: options.signal,
-      expect: [200, 206, 304],
-    });
-    const meta = readMeta(response);
-    if (response.status === 304) {
-      await response.body?.cancel();
-      return { notModified: true, body: null, meta: { etag: meta.etag } };
-    }
-    return { notModified: false, body: response.body ?? emptyStream(), meta };
+    return openFile(this.#http, this.#base, path, options);
   }
 
   /**
@@ -183,24 +170,7 @@ export class FsCap {
    * await fs.write("lock", "", { ifNoneMatch: "*" });                       // only if absent
    */
   async write(path: string, data: WriteData, options: WriteOptions = {}): Promise<WriteResult> {
-    const prepared = prepareWriteBody(data, options.length);
-    const request = {
-      method: "PUT" as const,
-      url: `${this.#base}/file`,
-      query: { path: pathParam(path) },
-      headers: {
-        "content-type": options.contentType ?? prepared.impliedContentType,
-        "content-length": prepared.contentLength,
-        "if-match": etagHeader(options.ifMatch),
-        "if-none-match": etagHeader(options.ifNoneMatch),
-      },
-      body: prepared.body,
-      signal: options.signal,
-      expect: [200, 201],
-    };
-    const response = await this.#http.send(prepared.duplex ? { ...request, duplex: prepared.duplex } : request);
-    const result = await this.#http.json<{ size: number; etag: string; sha256: string }>(response);
-    return { created: response.status === 201, size: result.size, etag: result.etag, sha256: result.sha256 };
+    return putFile(this.#http, this.#base, path, data, options);
   }
 
   /**
@@ -245,16 +215,7 @@ export class FsCap {
    * for await (const file of fs.list("notes", { depth: 0 })) console.log(file.name, file.sha256); // every file below
    */
   async *list(path = "", options: { limit?: number; depth?: number } = {}): AsyncGenerator<ListEntry, void, undefined> {
-    let cursor: string | null = null;
-    do {
-      const page: ListPage = await this.listPage(path, { cursor, limit: options.limit, depth: options.depth });
-      yield* page.entries;
-      // A server that hands back the cursor it was given would loop forever.
-      if (page.cursor !== null && page.cursor === cursor) {
-        throw new CapError("unavailable", 200, "the vault repeated a listing cursor");
-      }
-      cursor = page.cursor;
-    } while (cursor !== null);
+    yield* everyEntry((cursor) => this.listPage(path, { cursor, limit: options.limit, depth: options.depth }));
   }
 
   /**
@@ -263,13 +224,7 @@ export class FsCap {
    * await fs.delete("notes/old.md");
    */
   async delete(path: string): Promise<void> {
-    const response = await this.#http.send({
-      method: "DELETE",
-      url: `${this.#base}/file`,
-      query: { path: pathParam(path) },
-      expect: [200, 204],
-    });
-    await response.body?.cancel();
+    await pathCall(this.#http, "DELETE", `${this.#base}/file`, path, [200, 204]);
   }
 
   /**
@@ -278,13 +233,7 @@ export class FsCap {
    * await fs.makeFolder("notes/2026");
    */
   async makeFolder(path: string): Promise<void> {
-    const response = await this.#http.send({
-      method: "PUT",
-      url: `${this.#base}/folder`,
-      query: { path: pathParam(path) },
-      expect: [204],
-    });
-    await response.body?.cancel();
+    await pathCall(this.#http, "PUT", `${this.#base}/folder`, path, [204]);
   }
 
   /**
@@ -293,13 +242,7 @@ export class FsCap {
    * await fs.removeFolder("notes/2026");
    */
   async removeFolder(path: string): Promise<void> {
-    const response = await this.#http.send({
-      method: "DELETE",
-      url: `${this.#base}/folder`,
-      query: { path: pathParam(path) },
-      expect: [204],
-    });
-    await response.body?.cancel();
+    await pathCall(this.#http, "DELETE", `${this.#base}/folder`, path, [204]);
   }
 
   /**
@@ -325,15 +268,7 @@ export class FsCap {
    * await skills.readText("hermes-fs-as-cap/SKILL.md");
    */
   async subdir(options: SubdirOptions): Promise<FsCap> {
-    const json: Record<string, unknown> = { path: pathParam(options.path) };
-    if (options.rights !== undefined) json.rights = options.rights;
-    if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
-    if (options.label !== undefined) json.label = options.label;
-    if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
-    if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
-    if (options.history !== undefined) json.history = options.history;
-    const holder = options.holder instanceof HolderKey ? options.holder : undefined;
-    if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
+    const { json, holder } = subdirRequest(options);
     const response = await this.#http.send({ method: "POST", url: `${this.#base}/subdir`, json, expect: [200, 201] });
     const minted = await this.#http.json<MintedCap>(response);
     return capFromMinted(minted, this.#mount, this.#fetch, holder);
@@ -345,18 +280,7 @@ export class FsCap {
    * for (const child of await fs.children()) console.log(child.id, child.path, child.rights);
    */
   async children(options: { limit?: number } = {}): Promise<ChildView[]> {
-    const all: ChildView[] = [];
-    let cursor: string | null = null;
-    do {
-      const page: ChildPage = await this.childrenPage({ cursor, limit: options.limit });
-      all.push(...page.children);
-      // A server that hands back the cursor it was given would loop forever.
-      if (page.cursor !== null && page.cursor === cursor) {
-        throw new CapError("unavailable", 200, "the vault repeated a children cursor");
-      }
-      cursor = page.cursor;
-    } while (cursor !== null);
-    return all;
+    return everyChild((cursor) => this.childrenPage({ cursor, limit: options.limit }));
   }
 
   /**
@@ -366,15 +290,7 @@ export class FsCap {
    * while (page.cursor) page = await fs.childrenPage({ cursor: page.cursor, limit: 100 });
    */
   async childrenPage(options: ListPageOptions = {}): Promise<ChildPage> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}/children`,
-      query: { cursor: options.cursor, limit: options.limit },
-      expect: [200],
-    });
-    const page = await this.#http.json<Partial<ChildPage>>(response);
-    // A vault from before paging answers without a cursor: that is one page.
-    return { children: page.children ?? [], cursor: page.cursor ?? null };
+    return childrenPageOf(this.#http, this.#base, options);
   }
 
   /**
@@ -383,13 +299,7 @@ export class FsCap {
    * await fs.revokeChild(sub.id!);
    */
   async revokeChild(id: string): Promise<void> {
-    assertCapIdShape(id);
-    const response = await this.#http.send({
-      method: "DELETE",
-      url: `${this.#base}/children/${id}`,
-      expect: [200, 202, 204],
-    });
-    await response.body?.cancel();
+    await revokeChildOf(this.#http, this.#base, id);
   }
 
   /**
@@ -400,13 +310,7 @@ export class FsCap {
    * const before = versions.find((v) => v.operation !== "deleted" && !v.redacted);
    */
   async versions(path: string, options: ListPageOptions = {}): Promise<VersionPage> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}/versions`,
-      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit },
-      expect: [200],
-    });
-    return this.#http.json<VersionPage>(response);
+    return versionsPage(this.#http, this.#base, path, options);
   }
 
   /**
@@ -415,8 +319,7 @@ export class FsCap {
    * const old = new TextDecoder().decode(await fs.readVersion(versions[1].id));
    */
   async readVersion(id: string): Promise<Uint8Array> {
-    const response = await this.#http.send({ method: "GET", url: this.#versionUrl(id), expect: [200] });
-    return new Uint8Array(await response.arrayBuffer());
+    return versionBytes(this.#http, this.#base, id);
   }
 
   /**
@@ -425,8 +328,7 @@ export class FsCap {
    * await fs.restore(deleted.id); // the deleted file is back
    */
   async restore(id: string): Promise<Omit<WriteResult, "created"> & { path: string }> {
-    const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/restore`, expect: [200] });
-    return this.#http.json<Omit<WriteResult, "created"> & { path: string }>(response);
+    return restoreVersion(this.#http, this.#base, id);
   }
 
   /**
@@ -435,8 +337,7 @@ export class FsCap {
    * await fs.redact(leaked.id);
    */
   async redact(id: string): Promise<void> {
-    const response = await this.#http.send({ method: "POST", url: `${this.#versionUrl(id)}/redact`, expect: [204] });
-    await response.body?.cancel();
+    await redactVersion(this.#http, this.#base, id);
   }
 
   /**
@@ -465,10 +366,6 @@ export class FsCap {
       },
       options,
     );
-  }
-
-  #versionUrl(id: string): string {
-    return `${this.#base}/versions/${encodeURIComponent(id)}`;
   }
 
   /**
@@ -505,41 +402,4 @@ export class FsCap {
   [Symbol.for("nodejs.util.inspect.custom")](): string {
     return this.toString();
   }
-}
-
-/** Paths are data: no trimming, normalising or encoding here; URLSearchParams encodes once. */
-function pathParam(path: string): string {
-  if (typeof path !== "string") throw new TypeError("path must be a string");
-  return path;
-}
-
-function emptyStream(): ReadableStream<Uint8Array> {
-  return new ReadableStream({ start: (controller) => controller.close() });
-}
-
-/**
- * A minted cap's URL on the mount this client already reaches, so a vault
- * whose public URL differs (proxy, 127.0.0.1 vs localhost) still hands out
- * caps that work for this client. Falls back to the server's `url`.
- */
-function childUrl(minted: MintedCap, mount: string): string {
-  if (typeof minted.token === "string" && /^[A-Za-z0-9_-]+$/.test(minted.token))
-    return `${mount}/object/${minted.token}`;
-  if (typeof minted.url === "string") return minted.url;
-  throw new CapError("unavailable", 0, "the vault answered a mint without a token");
-}
-
-export async function revokeResult(response: Response, http: VaultTransport): Promise<RevokeResult> {
-  if (response.status !== 202) {
-    await response.body?.cancel();
-    return { complete: true };
-  }
-  const text = await response.text();
-  let detail: unknown = text;
-  try {
-    detail = JSON.parse(text);
-  } catch {
-    // Keep the raw text: a pending cascade is worth reporting even if oddly worded.
-  }
-  return { complete: false, detail: typeof detail === "string" ? http.redact(detail) : detail };
 }
