@@ -129,7 +129,22 @@ describe("web console in Chromium", () => {
     await page.locator("tr", { hasText: "notes.txt" }).locator("text=Rename").click();
     await page.locator("#status.error", { hasText: "Refused: path escapes (path_escapes)" }).waitFor();
 
-    // 4. A new folder, with a file in it (storage keeps no empty folders).
+    // 4. A new folder is made in storage: still there, empty, after the page is loaded again, and removed when asked.
+    await page.fill("input[name=folder]", "drafts");
+    await page.click("text=New folder");
+    await page.locator(".crumbs [aria-current]", { hasText: "drafts" }).waitFor();
+    await page.locator("td.empty", { hasText: "This folder is empty." }).waitFor();
+    await page.goto("about:blank");
+    await page.goto(consoleUrl!);
+    const drafts = page.locator("tr", { has: page.locator("button.dir", { hasText: "drafts/" }) });
+    await drafts.locator("text=Remove folder").click();
+    await page.locator("#status.ok", { hasText: "Removed the empty folder drafts/" }).waitFor();
+    await page.locator("button.file", { hasText: "notes.txt" }).waitFor();
+    expect(await page.locator("button.dir", { hasText: "drafts/" }).count()).toBe(0);
+    const root = (await (await fetch(`${vault.rootCapUrl}/list?path=`)).json()) as { entries: { name: string }[] };
+    expect(root.entries.map((e) => e.name)).not.toContain("drafts");
+
+    // 5. A folder with a file in it, which Remove folder refuses to take.
     await page.fill("input[name=folder]", "reports");
     await page.click("text=New folder");
     await page.locator(".crumbs [aria-current]", { hasText: "reports" }).waitFor();
@@ -142,8 +157,16 @@ describe("web console in Chromium", () => {
     })()`);
     await page.locator("button.file", { hasText: "summary.md" }).waitFor();
     await shot(page, "03-folder");
+    await page.locator(".crumbs button", { hasText: /./ }).first().click();
+    await page
+      .locator("tr", { has: page.locator("button.dir", { hasText: "reports/" }) })
+      .locator("text=Remove folder")
+      .click();
+    await page.locator("#status.error", { hasText: "Refused: that folder is not empty (conflict)" }).waitFor();
+    await page.locator("button.dir", { hasText: "reports/" }).click();
+    await page.locator(".crumbs [aria-current]", { hasText: "reports" }).waitFor();
 
-    // 5. Share it read-only (read and list) for one hour.
+    // 6. Share it read-only (read and list) for one hour.
     await page.click("text=Share this folder");
     expect(await page.inputValue("#share-path")).toBe("reports");
     for (const right of ["write", "delete", "subdir"]) await page.uncheck(`input[name=rights][value=${right}]`);
@@ -157,7 +180,7 @@ describe("web console in Chromium", () => {
     expect(await page.locator("#minted-config").textContent()).toContain(`${childUrl}/mcp`);
     await shot(page, "04-share");
 
-    // 6. The child's console: read-only, one hour, no write controls; a forced write is refused.
+    // 7. The child's console: read-only, one hour, no write controls; a forced write is refused.
     const child = await context.newPage();
     await child.goto(childConsole);
     await child.locator("#cap-header h1", { hasText: "reader agent" }).waitFor();
@@ -165,7 +188,14 @@ describe("web console in Chromium", () => {
     expect(await child.locator("#cap-header .expiry").textContent()).toMatch(/expires in (1 hour|59 minutes) \(/);
     await child.locator("button.file", { hasText: "summary.md" }).waitFor();
     await expectNoTokenInHistory(child, childToken);
-    for (const control of ["#upload-input", "input[name=folder]", "text=Rename", "text=Delete", "#tab-share"]) {
+    for (const control of [
+      "#upload-input",
+      "input[name=folder]",
+      "text=Rename",
+      "text=Delete",
+      "text=Remove folder",
+      "#tab-share",
+    ]) {
       expect(await child.locator(control).count(), control).toBe(0);
     }
     const forced = await child.evaluate(async (token) => {
@@ -190,7 +220,7 @@ describe("web console in Chromium", () => {
     await expectNoTokenInHistory(pasted, childToken);
     await pasted.close();
 
-    // 7. The parent's delegation view (with a deeper branch minted through the API), then revoke
+    // 8. The parent's delegation view (with a deeper branch minted through the API), then revoke
     // the child there (after a confirmation).
     const mint = async (capUrl: string, grant: object) =>
       (await (await fetch(`${capUrl}/subdir`, { method: "POST", body: JSON.stringify(grant) })).json()) as {
@@ -220,7 +250,7 @@ describe("web console in Chromium", () => {
     await page.locator(".node", { hasText: "hermes sub-agent" }).waitFor({ state: "detached" });
     expect(await page.locator(".node", { hasText: "hermes" }).count()).toBe(1);
 
-    // 8. The child's console now shows the one page for dead caps, the same as for an unknown one.
+    // 9. The child's console now shows the one page for dead caps, the same as for an unknown one.
     // (Opened afresh: the page keeps no token, so a reload would ask for one.)
     const openFresh = async (url: string) => {
       await child.goto("about:blank");
@@ -236,7 +266,7 @@ describe("web console in Chromium", () => {
     expect(await child.locator("body").innerHTML()).toBe(revokedPage);
     await shot(child, "07-revoked");
 
-    // 9. The audit tab: newest first, a reach past the root highlighted.
+    // 10. The audit tab: newest first, a reach past the root highlighted.
     await fetch(`${vault.rootCapUrl}/file?path=../escape`);
     await page.click("#tab-audit");
     await page.locator("tr.refused", { hasText: "../escape" }).waitFor();

@@ -56,6 +56,8 @@ export function capApi(token: string) {
     read: (path: string, range?: string) =>
       call("GET", url("/file", { path }), range ? { headers: { Range: range } } : {}),
     remove: (path: string) => call("DELETE", url("/file", { path })),
+    makeFolder: (path: string) => call("PUT", url("/folder", { path })),
+    removeFolder: (path: string) => call("DELETE", url("/folder", { path })),
     move: (from: string, to: string) => json<unknown>("POST", url("/move"), { from, to }),
     share: (form: GrantForm) => json<MintedCap>("POST", url("/subdir"), form),
     tree: () => json<CapTree>("GET", url("/tree")),

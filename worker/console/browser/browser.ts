@@ -7,9 +7,6 @@ import { attempt, report, type StatusAction, say } from "./status.ts";
 import { dropZone, progressRow, uploadFile } from "./upload.ts";
 import type { ListEntry, Version } from "./wire.ts";
 
-/** Folders made in this page that hold nothing yet: storage has no empty folders, so they exist here until a file lands. */
-const newFolders = new Set<string>();
-
 /**
  * The file browser of one folder: breadcrumbs from the cap's root (the
  * vault never tells where that root is), folders first, pages of 100, and
@@ -40,16 +37,10 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
   let generation = 0;
   const loadPage = async () => {
     const asked = generation;
-    try {
-      const page = await ctx.api.list(dir, cursor);
-      if (asked !== generation) return; // a reload started since: its own page will render
-      entries.push(...page.entries);
-      cursor = page.cursor;
-      if (page.entries.length > 0) newFolders.delete(dir);
-    } catch (err) {
-      // A folder made here a moment ago is not in storage yet.
-      if (!(newFolders.has(dir) && (err as { code?: string }).code === "not_found")) throw err;
-    }
+    const page = await ctx.api.list(dir, cursor);
+    if (asked !== generation) return; // a reload started since: its own page will render
+    entries.push(...page.entries);
+    cursor = page.cursor;
     render();
   };
   // In place, so the preview or history shown and the status line (with its Undo) stay.
@@ -160,8 +151,11 @@ function toolbar(
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const path = join(dir, name.value.replace(/^\/+|\/+$/g, ""));
-      newFolders.add(path);
-      open(path);
+      // Made in storage first: the folder stays while empty, for this page, a reload and every other client.
+      void attempt(async () => {
+        await ctx.api.makeFolder(path);
+        open(path);
+      });
     });
     bar.append(
       h("label", { for: "upload-input", className: "button", tabindex: 0, onkeydown: clickOnEnter }, "Upload files"),
@@ -256,6 +250,28 @@ function row(
       }
     };
     actions.append(h("button", { type: "button", onclick: () => void rename() }, "Rename"));
+  }
+  if (isDir && ctx.can("delete")) {
+    // Only an empty folder goes: the vault refuses one that holds anything, and its message is shown as it is.
+    const removeFolder = async () => {
+      if (await attempt(() => ctx.api.removeFolder(path))) {
+        const undo = ctx.can("write")
+          ? {
+              label: "Undo",
+              run: async () => {
+                await ctx.api.makeFolder(path);
+                say(`Made ${path}/ again`);
+                reload();
+              },
+            }
+          : undefined;
+        say(`Removed the empty folder ${path}/`, "ok", undo);
+        reload();
+      }
+    };
+    actions.append(
+      h("button", { type: "button", className: "danger", onclick: () => void removeFolder() }, "Remove folder"),
+    );
   }
   if (!isDir && ctx.can("delete")) {
     const remove = async () => {
