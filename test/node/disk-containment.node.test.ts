@@ -14,6 +14,7 @@ import { dirAt, entryAt, fileAt, rootAt } from "../checked-paths.ts";
 import {
   atimeRecordsReads,
   bodyOf,
+  closeChecked,
   type DiskFixture,
   expectCode,
   expectOk,
@@ -88,9 +89,8 @@ beforeEach(async () => {
 afterEach(async () => {
   try {
     for (const watch of watches) await watch.assertUntouched();
-    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
   } finally {
-    await fx.close();
+    await closeChecked(fx);
   }
 });
 

@@ -81,6 +81,15 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
   };
 }
 
+/** Closes `fx` once no answer of the host, success or failure, has named a host path. */
+export async function closeChecked(fx: DiskFixture): Promise<void> {
+  try {
+    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
+  } finally {
+    await fx.close();
+  }
+}
+
 export function rel(text: string): RelPath {
   const parsed = parseRelPath(text);
   if (!parsed.ok) throw new Error(`test path refused: ${text}`);

@@ -16,7 +16,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Result } from "../../shared/result.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { dirAt, entryAt, fileAt } from "../checked-paths.ts";
-import { bodyOf, type DiskFixture, expectOk, makeFixture, md5, put, SECRET, watchTree } from "./disk-fixture.ts";
+import {
+  bodyOf,
+  closeChecked,
+  type DiskFixture,
+  expectOk,
+  makeFixture,
+  md5,
+  put,
+  SECRET,
+  watchTree,
+} from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 const RACE_MS = 2000;
@@ -33,13 +43,7 @@ beforeEach(async () => {
   fx = await makeFixture();
 });
 
-afterEach(async () => {
-  try {
-    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  } finally {
-    await fx.close();
-  }
-});
+afterEach(() => closeChecked(fx));
 
 /** One step of the outsider's loop, run with synchronous fs calls. */
 type SwapStep = ["rename", string, string] | ["symlink", string, string] | ["write", string, string];

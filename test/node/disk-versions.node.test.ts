@@ -12,7 +12,7 @@ import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { newBlobName } from "../../storage-adapters/version-blobs.ts";
 import { dirAt, fileAt, rootAt } from "../checked-paths.ts";
-import { bodyOf, type DiskFixture, expectCode, expectOk, makeFixture } from "./disk-fixture.ts";
+import { bodyOf, closeChecked, type DiskFixture, expectCode, expectOk, makeFixture } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 let fx: DiskFixture;
@@ -22,13 +22,7 @@ beforeEach(async () => {
   expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
 });
 
-afterEach(async () => {
-  try {
-    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  } finally {
-    await fx.close();
-  }
-});
+afterEach(() => closeChecked(fx));
 
 const keep = (path: string, text: string, extra: Record<string, string> = {}) => {
   const blob = newBlobName();

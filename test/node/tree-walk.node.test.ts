@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
 import type { Root, StorageListPage } from "../../storage-adapters/storage-adapter.ts";
 import { dirAt, rootAt } from "../checked-paths.ts";
-import { type DiskFixture, expectOk, makeFixture, put, sha256 } from "./disk-fixture.ts";
+import { closeChecked, type DiskFixture, expectOk, makeFixture, put, sha256 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 /**
@@ -25,13 +25,7 @@ beforeEach(async () => {
   expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
 });
 
-afterEach(async () => {
-  try {
-    for (const answer of fx.answers) expect(answer).not.toContain(fx.top);
-  } finally {
-    await fx.close();
-  }
-});
+afterEach(() => closeChecked(fx));
 
 /** Places files by hand, in parallel: this is about listing, not writing. */
 async function place(files: string[]): Promise<void> {
