@@ -2,6 +2,7 @@ import type { CommandSpec } from "./command-spec.ts";
 import { catCommand } from "./commands/cat-command.ts";
 import { childrenCommand } from "./commands/children-command.ts";
 import { cpCommand } from "./commands/cp-command.ts";
+import { mkdirCommand, rmdirCommand } from "./commands/folder-commands.ts";
 import { getCommand } from "./commands/get-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
 import { keyCommand } from "./commands/key-command.ts";
@@ -34,7 +35,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   getCommand,
   cpCommand,
   syncCommand,
+  mkdirCommand,
   rmCommand,
+  rmdirCommand,
   mvCommand,
   statCommand,
   versionsCommand,

@@ -81,7 +81,9 @@ describe("rm of a folder", () => {
     );
     const run = await runInProcess(["rm", "notes"], { env, fetch });
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain("rm deletes files, and notes is a folder: delete its files (capvault tree notes)");
+    expect(run.stderr).toContain(
+      "rm deletes files, and notes is a folder: rm -d removes it once empty; capvault tree notes shows what it holds",
+    );
     expect(calls).toEqual(["DELETE /file", "GET /stat"]);
   });
 });

@@ -211,6 +211,28 @@ describe("commands against the vault", () => {
     expect((await runInProcess(["rm", "docs/missing", "--json"], { env: env() })).code).toBe(1);
   });
 
+  it("mkdir makes a folder that stays while empty; rmdir and rm -d remove it only once empty", async () => {
+    expect(await runInProcess(["mkdir", "plans/2026"], { env: env() })).toMatchObject({ code: 0, out: "" });
+    expect((await runInProcess(["ls", "plans"], { env: env() })).out).toBe("2026/\n");
+    expect(JSON.parse((await runInProcess(["mkdir", "plans/2026", "--json"], { env: env() })).out)).toEqual({
+      made: "plans/2026",
+    });
+    expect(await runInProcess(["rmdir", "plans"], { env: env() })).toMatchObject({
+      code: 1,
+      stderr: "capvault: conflict: that folder is not empty\n",
+    });
+    expect(JSON.parse((await runInProcess(["rmdir", "plans/2026", "--json"], { env: env() })).out)).toEqual({
+      removed: "plans/2026",
+    });
+    expect((await runInProcess(["ls", "plans"], { env: env() })).out).toBe("");
+    expect((await runInProcess(["rm", "-d", "plans"], { env: env() })).code).toBe(0);
+    expect((await runInProcess(["stat", "plans"], { env: env() })).code).toBe(1);
+    expect(await runInProcess(["rmdir", ""], { env: env() })).toMatchObject({
+      code: 1,
+      stderr: "capvault: invalid_path: a folder operation needs a folder name\n",
+    });
+  });
+
   it("share, children, revoke --child, revoke", async () => {
     await root.write("team/readme.md", "hi team");
     const share = await runInProcess(
