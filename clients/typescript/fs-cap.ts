@@ -219,7 +219,7 @@ export class FsCap {
   }
 
   /**
-   * Deletes a file (folders vanish with their last file).
+   * Deletes a file; the folder it was in stays, even once empty (`removeFolder` removes it).
    * @example
    * await fs.delete("notes/old.md");
    */
