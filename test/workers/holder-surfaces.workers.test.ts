@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { CapEndpoint } from "../../cli/mcp-bridge/cap-endpoint.ts";
 import { HolderKey } from "../../clients/typescript/holder.ts";
 import { type HolderJwk, jwkThumbprint, parseHolderJwk } from "../../shared/holder-key.ts";
-import { signProof } from "../../shared/holder-proof-sign.ts";
+import { proofParts, signJws, signProof } from "../../shared/holder-proof-sign.ts";
 import { base32 } from "../../shared/token.ts";
 import type { VersionPage } from "../../shared/wire-types.ts";
 import { call, mintRoot, ORIGIN } from "./vault.ts";
@@ -91,6 +91,111 @@ async function proofFor(key: Key, method: string, url: string, token: string, bo
   return signProof(key, { method, url, token, body: body === undefined ? null : enc.encode(body) });
 }
 
+type Parts = { header: Record<string, unknown>; claims: Record<string, unknown> };
+
+/**
+ * Bad proofs for a row, each signed by the holder's own key unless it cannot
+ * be: the first group answers exactly like an unknown token (nothing in them
+ * verifies as the cap's key), the second is the holder's own misfire (401).
+ */
+function badProofs(row: Row): { name: string; answer: "unknown" | 401; edit: (p: Parts) => void; unsigned?: true }[] {
+  const now = Math.floor(Date.now() / 1000);
+  const cases: { name: string; answer: "unknown" | 401; edit: (p: Parts) => void; unsigned?: true }[] = [
+    {
+      name: "alg none",
+      answer: "unknown",
+      unsigned: true,
+      edit: (p) => {
+        p.header.alg = "none";
+      },
+    },
+    {
+      name: "an HMAC alg",
+      answer: "unknown",
+      edit: (p) => {
+        p.header.alg = "HS256";
+      },
+    },
+    {
+      name: "private key members",
+      answer: "unknown",
+      edit: (p) => {
+        p.header.jwk = { ...(p.header.jwk as object), d: "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A" };
+      },
+    },
+    {
+      name: "wrong typ",
+      answer: "unknown",
+      edit: (p) => {
+        p.header.typ = "JWT";
+      },
+    },
+    {
+      name: "stale iat",
+      answer: 401,
+      edit: (p) => {
+        p.claims.iat = now - 120;
+      },
+    },
+    {
+      name: "future iat",
+      answer: 401,
+      edit: (p) => {
+        p.claims.iat = now + 60;
+      },
+    },
+    {
+      name: "missing ath",
+      answer: 401,
+      edit: (p) => {
+        delete p.claims.ath;
+      },
+    },
+    {
+      name: "another method",
+      answer: 401,
+      edit: (p) => {
+        p.claims.htm = row.method === "GET" ? "POST" : "GET";
+      },
+    },
+    {
+      name: "another URL",
+      answer: 401,
+      edit: (p) => {
+        p.claims.htu = `${p.claims.htu}/elsewhere`;
+      },
+    },
+  ];
+  if (row.body !== undefined) {
+    cases.push(
+      {
+        name: "missing content_digest",
+        answer: 401,
+        edit: (p) => {
+          delete p.claims.content_digest;
+        },
+      },
+      {
+        name: "another body",
+        answer: 401,
+        edit: (p) => {
+          p.claims.content_digest = "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:";
+        },
+      },
+    );
+  }
+  return cases;
+}
+
+async function badProof(key: Key, row: Row, url: string, token: string, bad: ReturnType<typeof badProofs>[number]) {
+  const body = row.body === undefined ? null : enc.encode(row.body);
+  const parts = await proofParts(key.jwk, { method: row.method, url, token, body });
+  bad.edit(parts);
+  if (!bad.unsigned) return signJws(key.privateKey, parts.header, parts.claims);
+  const b64 = (v: unknown) => btoa(JSON.stringify(v)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return `${b64(parts.header)}.${b64(parts.claims)}.`;
+}
+
 async function send(s: Sent): Promise<{ res: Response; proof: string | null }> {
   const { row } = s;
   const proof = s.proof ?? (s.key ? await proofFor(s.key, row.method, ORIGIN + s.url, s.token, row.body) : null);
@@ -121,11 +226,11 @@ async function settle(res: Response): Promise<void> {
   await res.body?.cancel();
 }
 
-describe("holder-bound caps on every surface", () => {
+describe.each(["r2", "disk"] as const)("holder-bound caps on every surface, %s backend", (backend) => {
   it("each route family serves its holder, answers a leaked URL like an unknown token, and refuses a replay (401)", async () => {
     const key = await newKey();
     const stranger = await newKey();
-    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { holder: key.jwk });
+    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.jwk });
     const t = root.token;
     const put = (body: string) =>
       send({
@@ -158,6 +263,18 @@ describe("holder-bound caps on every surface", () => {
       const otherKey = await wire((await send({ url: at(t), token: t, row, key: stranger })).res);
       expect(otherKey, `${row.name}: another key`).toBe(expected);
 
+      for (const bad of badProofs(row)) {
+        const proof = await badProof(key, row, ORIGIN + at(t), t, bad);
+        const res = (await send({ url: at(t), token: t, row, proof })).res;
+        if (bad.answer === "unknown") {
+          expect(await wire(res), `${row.name}: ${bad.name}`).toBe(expected);
+          continue;
+        }
+        expect(res.status, `${row.name}: ${bad.name}`).toBe(401);
+        expect(res.headers.get("www-authenticate"), `${row.name}: ${bad.name}`).toBe('DPoP error="invalid_dpop_proof"');
+        await settle(res);
+      }
+
       const served = await send({ url: at(t), token: t, row, key });
       expect(served.res.status, `${row.name}: holder`).toBe(row.ok);
       await settle(served.res);
@@ -178,7 +295,7 @@ describe("holder-bound caps on every surface", () => {
 
   it("a WebSocket upgrade carries its proof as a subprotocol entry, named back, good for one upgrade", async () => {
     const key = await newKey();
-    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { holder: key.jwk });
+    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.jwk });
     const t = root.token;
     for (const row of ROWS.filter((r) => r.headers === UPGRADE)) {
       const url = `/object/${t}${row.path}`;
@@ -197,8 +314,8 @@ describe("holder-bound caps on every surface", () => {
 
   it("takes the token in Authorization at /cap/...: DPoP for a bound cap, Bearer for an unbound one, never in a URL", async () => {
     const key = await newKey();
-    const bound = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { holder: key.jwk });
-    const plain = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`);
+    const bound = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.jwk });
+    const plain = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend });
     const write: Row = { name: "write", method: "PUT", path: "/file?path=a.txt", body: "via header", ok: 201 };
     const read: Row = { name: "read", method: "GET", path: "/file?path=a.txt", ok: 200 };
     const tools: Row = {
@@ -256,7 +373,7 @@ describe("holder-bound caps on every surface", () => {
   });
   it("the stdio MCP bridge signs each POST with its key file's key; without the key the cap is unknown", async () => {
     const key = await HolderKey.generate();
-    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { holder: key.publicJwk });
+    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.publicJwk });
     const viaWorker = (input: string, init?: RequestInit) => call(init?.method ?? "GET", input, init ?? {});
     const message = { jsonrpc: "2.0", id: 7, method: "tools/list", params: {} };
     const line = JSON.stringify(message);
