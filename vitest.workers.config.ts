@@ -57,6 +57,8 @@ export default defineConfig({
     // These are integration tests (trees of caps, every route, both backends), not
     // unit tests: on two busy cores some take seconds. Races are synchronised, never slept through.
     testTimeout: 30_000,
+    // A hook does a test's kind of work: a file's first request there loads the worker's modules.
+    hookTimeout: 30_000,
     exclude: ["node_modules/**"],
     // A workerd started for one file runs the next, as the node project's forks do: a fresh one
     // per file costs more than most files' tests (test/pool-workers-patch.ts keeps a reused one
