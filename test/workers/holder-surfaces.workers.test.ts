@@ -293,6 +293,16 @@ describe.each(["r2", "disk"] as const)("holder-bound caps on every surface, %s b
     expect(after).toBe(await wire((await send({ url: `/object/${unknown}`, token: unknown, row: info })).res));
   });
 
+  it("WebDAV, which cannot sign, answers a bound cap like an unknown one, even with its holder's proof", async () => {
+    const key = await newKey();
+    const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.jwk });
+    const row: Row = { name: "dav", method: "GET", path: "/dav/", ok: 0 };
+    const unknown = forged();
+    const expected = await wire((await send({ url: `/object/${unknown}/dav/`, token: unknown, row })).res);
+    const proved = await send({ url: `/object/${root.token}/dav/`, token: root.token, row, key });
+    expect(await wire(proved.res)).toBe(expected);
+  });
+
   it("a WebSocket upgrade carries its proof as a subprotocol entry, named back, good for one upgrade", async () => {
     const key = await newKey();
     const root = await mintRoot(`holder-surfaces/${crypto.randomUUID()}/`, { backend, holder: key.jwk });
