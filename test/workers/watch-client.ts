@@ -49,7 +49,13 @@ export async function sseWatch(token: string, after = "") {
 
 /** Opens a cap's WebSocket watcher and reads it message by message: waits on the socket, never on a clock. */
 export async function socketWatch(token: string, after = "") {
-  const res = await call("GET", `/object/${token}/watch${since(after)}`, { headers: { Upgrade: "websocket" } });
+  return socketReader(
+    await call("GET", `/object/${token}/watch${since(after)}`, { headers: { Upgrade: "websocket" } }),
+  );
+}
+
+/** A WebSocket upgrade's answer (from the worker or a root's journal), read message by message in order. */
+export function socketReader(res: Response) {
   expect(res.status).toBe(101);
   const ws = res.webSocket!;
   ws.accept();
@@ -64,6 +70,7 @@ export async function socketWatch(token: string, after = "") {
     wake();
   });
   return {
+    ws,
     async next(): Promise<{ data: unknown } | { closed: number }> {
       while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
       return queue.shift()!;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_WATCHERS, MAX_WATCHERS_PER_CAP } from "../../durable-objects/watch-feed.ts";
 import { DEFAULT_RETENTION } from "../../shared/retention.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
+import { socketReader, socketWatch, sseWatch, type WatchEvent } from "./watch-client.ts";
 
 // The live change feed: server-sent events from the root's journal, scoped
 // to the watching cap's subtree, resumable by version id, and closed when
@@ -11,79 +12,16 @@ import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 let counter = 0;
 type Cap = ReturnType<typeof cap>;
 
-interface Event {
-  path: string;
-  operation: string;
-  size: number | null;
-  actor: string;
-  version: string;
-}
+type Event = WatchEvent;
 
-/** Reads a feed event by event: waits on the stream itself, never on a clock. */
+/** A cap's SSE feed, read frame by frame (watch-client.ts); `cancel` ends it from this side. */
 async function watch(c: Cap, since = "") {
-  const res = await call("GET", `/object/${c.token}/watch${since ? `?since=${since}` : ""}`);
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toBe("text/event-stream");
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  return {
-    /** The next frame's data as parsed JSON, its event name, or null once the stream ended. */
-    async next(): Promise<{ event: string; data: unknown } | null> {
-      for (;;) {
-        const end = buffered.indexOf("\n\n");
-        if (end >= 0) {
-          const frame = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          if (frame.startsWith(":")) continue; // a comment
-          const event = /^event: (.*)$/m.exec(frame)?.[1] ?? "message";
-          return { event, data: JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) };
-        }
-        const { value, done } = await reader.read();
-        if (done) return null;
-        buffered += decoder.decode(value, { stream: true });
-      }
-    },
-    cancel: () => reader.cancel(),
-  };
+  const feed = await sseWatch(c.token, since);
+  return { ...feed, cancel: feed.close };
 }
 
-/** What a WebSocket watcher receives: a message (parsed JSON), or its close code, in order. */
-type Received = { data: unknown } | { closed: number };
-
-/** Opens a WebSocket watcher and reads it message by message: waits on the socket, never on a clock. */
-async function socket(c: { token: string }, since = "") {
-  return reading(await watchUpgrade(c.token, since));
-}
-
-function reading(res: Response) {
-  expect(res.status).toBe(101);
-  const ws = res.webSocket!;
-  ws.accept();
-  const queue: Received[] = [];
-  let wake = () => {};
-  ws.addEventListener("message", (e) => {
-    queue.push({ data: JSON.parse(e.data as string) });
-    wake();
-  });
-  ws.addEventListener("close", (e) => {
-    queue.push({ closed: e.code });
-    wake();
-  });
-  return {
-    ws,
-    async next(): Promise<Received> {
-      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      return queue.shift()!;
-    },
-    /** The next message's data, failing if the socket closed instead. */
-    async event(): Promise<Event> {
-      const next = await this.next();
-      expect(next).toHaveProperty("data");
-      return (next as { data: Event }).data;
-    },
-  };
-}
+/** A cap's WebSocket watcher (watch-client.ts). */
+const socket = (c: { token: string }, since = "") => socketWatch(c.token, since);
 
 /** A socket straight from a root's journal, as the worker asks for one once a cap admitted it. */
 async function journalSocket(
@@ -94,7 +32,7 @@ async function journalSocket(
   const res = await journal.fetch("https://journal.internal/watch", {
     headers: { Upgrade: "websocket", "capvault-watcher": JSON.stringify({ capId: "test", ...watcher }) },
   });
-  return reading(res);
+  return socketReader(res);
 }
 
 function watchUpgrade(token: string, since = ""): Promise<Response> {
