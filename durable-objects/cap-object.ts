@@ -19,6 +19,7 @@ import { CapAudit } from "./cap-audit.ts";
 import { CapAuthorize, noSuchCap, RECORD } from "./cap-authorize.ts";
 import { CapChildren } from "./cap-children.ts";
 import { CapDavLocks, type DavLock, type LockRequest } from "./cap-dav-locks.ts";
+import { CapDavProps, type DeadProp, type PatchOutcome, type PropOp } from "./cap-dav-props.ts";
 import { CapFiles, type ReadGrant, type WriteFileHeaders } from "./cap-files.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
@@ -65,6 +66,8 @@ export class CapObject extends DurableObject<ObjectEnv> {
   private readonly holderProofs = new HolderProofs(this.ctx.storage);
   /** WebDAV locks (worker/dav/): bounded in count and life (cap-dav-locks.ts). */
   private readonly davLocks = new CapDavLocks(this.host, this.gate);
+  /** WebDAV dead properties (issue 26): bounded per resource and per cap (cap-dav-props.ts). */
+  private readonly davProps = new CapDavProps(this.host, this.gate);
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -261,6 +264,29 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   async davDropLocks(rawPath: string | null): Promise<Result<null>> {
     return this.davLocks.drop(rawPath, Date.now());
+  }
+
+  // ---- WebDAV dead properties (cap-dav-props.ts, issue 26) -----------------
+
+  async davPatchProps(rawPath: string | null, ops: PropOp[]): Promise<Result<PatchOutcome>> {
+    return this.davProps.patch(rawPath, ops);
+  }
+
+  async davGetProps(rawPaths: string[]): Promise<Result<DeadProp[][]>> {
+    return this.davProps.get(rawPaths);
+  }
+
+  async davDropProps(rawPath: string | null): Promise<Result<null>> {
+    return this.davProps.drop(rawPath);
+  }
+
+  async davCarryProps(
+    rawFrom: string | null,
+    rawTo: string | null,
+    move: boolean,
+    subtree: boolean,
+  ): Promise<Result<null>> {
+    return this.davProps.carry(rawFrom, rawTo, move, subtree);
   }
 
   /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */

@@ -39,6 +39,8 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   davTreeTooLarge: { limit: 1000 },
   davTooManyLocks: { limit: 64 },
   davLockOwner: { limit: 1024 },
+  davPropsFull: { resources: 10000, bytes: 16777216 },
+  davPropsBound: { props: 32, value: 4096 },
 };
 
 const render = (reason: (typeof REASONS)[number]) =>

@@ -331,9 +331,19 @@ export const REFUSALS = {
     code: "too_large",
     message: (p: { limit: number }) => `a lock's owner is limited to ${p.limit} bytes`,
   },
-  davDeadProperty: {
+  davProtectedProperty: {
     code: "forbidden",
-    message: "capvault keeps no dead properties, and live ones cannot be set; nothing was changed",
+    message: "live properties cannot be set or removed; nothing was changed",
+  },
+  davPropsFull: {
+    code: "too_large",
+    message: (p: { resources: number; bytes: number }) =>
+      `a cap keeps WebDAV dead properties on at most ${p.resources} resources and ${p.bytes} bytes in all; nothing was changed`,
+  },
+  davPropsBound: {
+    code: "too_large",
+    message: (p: { props: number; value: number }) =>
+      `a resource keeps at most ${p.props} dead properties, each value at most ${p.value} bytes; nothing was changed`,
   },
 } as const satisfies Record<string, RefusalEntry>;
 

@@ -1,6 +1,14 @@
 import type { Context } from "hono";
 import type { DavLock } from "../../durable-objects/cap-dav-locks.ts";
 import { lockCovers, MAX_LOCK_SECONDS, pathWithin } from "../../durable-objects/cap-dav-locks.ts";
+import {
+  type DeadProp,
+  MAX_DAV_PROP_CAP_BYTES,
+  MAX_DAV_PROP_RESOURCES,
+  MAX_DAV_PROP_VALUE_BYTES,
+  MAX_DAV_PROPS_PER_RESOURCE,
+  type PropOp,
+} from "../../durable-objects/cap-dav-props.ts";
 import { bareEtag } from "../../shared/http-conditions.ts";
 import { type Reason, refusal, refuse } from "../../shared/refusals.ts";
 import { type CapFailure, ok, type Result } from "../../shared/result.ts";
@@ -30,9 +38,12 @@ import {
   DAV_XML_MAX_DEPTH,
   emptyElement,
   escapeXml,
+  innerXml,
   parseXml,
+  propElement,
   serializeElement,
   type XmlElement,
+  xmlSafe,
 } from "./dav-xml.ts";
 
 /** A folder deleted, copied or moved through WebDAV holds at most this many entries (files and folders), in all. */
@@ -311,6 +322,7 @@ export async function davDelete(req: DavRequest): Promise<Response> {
   const gone = isDir ? await removeTree(req, req.path) : await req.cap.deleteFile(req.path);
   if (!gone.ok) return davError(req, gone.error);
   await req.cap.davDropLocks(req.path);
+  await req.cap.davDropProps(req.path);
   return new Response(null, { status: 204 });
 }
 
@@ -358,10 +370,21 @@ export async function davCopyMove(req: DavRequest, move: boolean): Promise<Respo
     const cleared = existing.value.type === "dir" ? await removeTree(req, to) : await req.cap.deleteFile(to);
     if (!cleared.ok) return davError(req, cleared.error);
     await req.cap.davDropLocks(to);
+    await req.cap.davDropProps(to);
   }
+  // Dead properties go with the resource (RFC 4918 §9.8.2, §9.9.1); a copy past the cap's bounds is refused before any file.
+  const props = move ? ok(null) : await req.cap.davCarryProps(from, to, false, depth.value !== "0");
+  // Past the cap's bounds of dead properties (its only too_large): 507 Insufficient Storage, RFC 4918 §11.5.
+  if (!props.ok) return davError(req, props.error, props.error.code === "too_large" ? 507 : undefined);
   const done = isDir ? await copyTree(req, from, to, move, depth.value === "0") : await copyOne(req, from, to, move);
-  if (!done.ok) return davError(req, done.error);
-  if (move) await req.cap.davDropLocks(from);
+  if (!done.ok) {
+    if (!move) await req.cap.davDropProps(to);
+    return davError(req, done.error);
+  }
+  if (move) {
+    await req.cap.davDropLocks(from);
+    await req.cap.davCarryProps(from, to, true, true);
+  }
   return new Response(null, { status: existed ? 204 : 201 });
 }
 
@@ -469,21 +492,27 @@ function liveProp(req: DavRequest, r: Resource, local: string, locks: DavLock[])
 
 type PropRequest = { kind: "allprop" } | { kind: "propname" } | { kind: "prop"; names: PropName[] };
 
-function propResponse(req: DavRequest, r: Resource, want: PropRequest, locks: DavLock[]): string {
+const isLive = (ns: string, local: string) => ns === DAV_NS && (LIVE_PROPS as readonly string[]).includes(local);
+
+function propResponse(req: DavRequest, r: Resource, want: PropRequest, locks: DavLock[], dead: DeadProp[]): string {
   const href = `<D:href>${escapeXml(davHref(req.mount, r.path, r.type === "dir"))}</D:href>`;
   const found: string[] = [];
   const missing: string[] = [];
   if (want.kind === "propname") {
     for (const local of LIVE_PROPS) if (liveProp(req, r, local, locks) !== null) found.push(`<D:${local}/>`);
+    for (const p of dead) found.push(emptyElement(p.ns, p.name));
   } else if (want.kind === "allprop") {
     for (const local of LIVE_PROPS) {
       const value = liveProp(req, r, local, locks);
       if (value !== null) found.push(value);
     }
+    for (const p of dead) found.push(propElement(p.ns, p.name, p.xml));
   } else {
     for (const name of want.names) {
-      const value = name.ns === DAV_NS ? liveProp(req, r, name.local, locks) : null;
-      if (value !== null) found.push(value);
+      const live = isLive(name.ns, name.local) ? liveProp(req, r, name.local, locks) : null;
+      const kept = live === null ? dead.find((p) => p.ns === name.ns && p.name === name.local) : undefined;
+      if (live !== null) found.push(live);
+      else if (kept) found.push(propElement(kept.ns, kept.name, kept.xml));
       else missing.push(emptyElement(name.ns, name.local));
     }
   }
@@ -530,7 +559,9 @@ export async function davPropfind(req: DavRequest): Promise<Response> {
   if (!stat.ok) return davError(req, stat.error);
   const locks = await req.cap.davActiveLocks();
   if (!locks.ok) return davError(req, locks.error);
-  const responses = [propResponse(req, resourceOf(req.path, stat.value), want, locks.value)];
+  const own = await req.cap.davGetProps([req.path]);
+  if (!own.ok) return davError(req, own.error);
+  const responses = [propResponse(req, resourceOf(req.path, stat.value), want, locks.value, own.value[0] ?? [])];
   if (depth.value === "1" && stat.value.type === "dir") {
     let cursor: string | null = null;
     let listed = 0;
@@ -538,10 +569,13 @@ export async function davPropfind(req: DavRequest): Promise<Response> {
       await yieldTurn();
       const page = await req.cap.listDir(req.path, cursor, DAV_PAGE, null);
       if (!page.ok) return davError(req, page.error);
+      const paths = page.value.entries.map((entry) => join(req.path, entry.name));
+      const dead = await req.cap.davGetProps(paths);
+      if (!dead.ok) return davError(req, dead.error);
       for (const [i, entry] of page.value.entries.entries()) {
         // Building a thousand responses is tens of ms of string work: a turn every hundred.
         if (i % 100 === 99) await yieldTurn();
-        responses.push(propResponse(req, resourceOf(join(req.path, entry.name), entry), want, locks.value));
+        responses.push(propResponse(req, resourceOf(paths[i]!, entry), want, locks.value, dead.value[i] ?? []));
       }
       listed += page.value.entries.length;
       cursor = page.value.cursor;
@@ -556,29 +590,62 @@ export async function davPropfind(req: DavRequest): Promise<Response> {
   return multistatus(responses);
 }
 
+/** A PROPPATCH's operations in document order (RFC 4918 §9.2), or `null` when the body is not one. */
+function patchOps(root: XmlElement | null): PropOp[] | null {
+  if (!root || root.ns !== DAV_NS || root.local !== "propertyupdate") return null;
+  const ops: PropOp[] = [];
+  for (const op of root.children) {
+    if (op.ns !== DAV_NS || (op.local !== "set" && op.local !== "remove")) return null;
+    for (const prop of childrenNamed(op, "prop"))
+      for (const p of prop.children) {
+        if (op.local === "remove") ops.push({ op: "remove", ns: p.ns, name: p.local });
+        else if (!xmlSafe(p)) return null;
+        else ops.push({ op: "set", ns: p.ns, name: p.local, xml: innerXml(p) });
+      }
+  }
+  return ops.length > 0 ? ops : null;
+}
+
 export async function davProppatch(req: DavRequest): Promise<Response> {
   const body = await readXml(req);
   if (!body.ok) return davError(req, body.error);
-  const root = body.value;
-  const bad = () => davError(req, refusal("davXml", { limit: DAV_XML_MAX_BYTES, depth: DAV_XML_MAX_DEPTH }));
-  if (!root || root.ns !== DAV_NS || root.local !== "propertyupdate") return bad();
-  const names: string[] = [];
-  for (const op of root.children) {
-    if (op.ns !== DAV_NS || (op.local !== "set" && op.local !== "remove")) return bad();
-    for (const prop of childrenNamed(op, "prop"))
-      for (const p of prop.children) names.push(emptyElement(p.ns, p.local));
-  }
+  const ops = patchOps(body.value);
+  if (!ops) return davError(req, refusal("davXml", { limit: DAV_XML_MAX_BYTES, depth: DAV_XML_MAX_DEPTH }));
   const stat = await req.cap.statPath(req.path);
   if (!stat.ok) return davError(req, stat.error);
   const gate = await lockGate(req, [req.path], []);
   if (gate) return gate;
-  // No dead property is kept (a decision: see the report); every one asked is refused, so nothing changes.
+  // Each op's status: all 200 once applied; else the ones that failed theirs, and 424 for the rest (nothing changed).
+  const statuses = ops.map(() => 200);
+  let description: string | null = null;
+  const protectedOps = ops.flatMap((op, i) => (isLive(op.ns, op.name) ? [i] : []));
+  if (protectedOps.length > 0) {
+    statuses.fill(424);
+    for (const i of protectedOps) statuses[i] = 403;
+    description = refusal("davProtectedProperty").message;
+  } else {
+    const patched = await req.cap.davPatchProps(req.path, ops);
+    if (!patched.ok) return davError(req, patched.error);
+    if (!patched.value.applied) {
+      statuses.fill(424);
+      for (const i of patched.value.failing) statuses[i] = 507;
+      description = patched.value.full
+        ? refusal("davPropsFull", { resources: MAX_DAV_PROP_RESOURCES, bytes: MAX_DAV_PROP_CAP_BYTES }).message
+        : refusal("davPropsBound", { props: MAX_DAV_PROPS_PER_RESOURCE, value: MAX_DAV_PROP_VALUE_BYTES }).message;
+    }
+  }
+  const groups = new Map<number, Set<string>>();
+  for (const [i, op] of ops.entries()) {
+    const names = groups.get(statuses[i]!) ?? new Set<string>();
+    names.add(emptyElement(op.ns, op.name));
+    groups.set(statuses[i]!, names);
+  }
   const href = escapeXml(davHref(req.mount, req.path, stat.value.type === "dir"));
-  const text = escapeXml(refusal("davDeadProperty").message);
-  return multistatus([
-    `<D:response><D:href>${href}</D:href><D:propstat><D:prop>${names.join("")}</D:prop>${statusLine(403)}` +
-      `</D:propstat><D:responsedescription>${text}</D:responsedescription></D:response>`,
-  ]);
+  const propstats = [...groups]
+    .map(([code, names]) => `<D:propstat><D:prop>${[...names].join("")}</D:prop>${statusLine(code)}</D:propstat>`)
+    .join("");
+  const text = description === null ? "" : `<D:responsedescription>${escapeXml(description)}</D:responsedescription>`;
+  return multistatus([`<D:response><D:href>${href}</D:href>${propstats}${text}</D:response>`]);
 }
 
 // ---- locks ------------------------------------------------------------------

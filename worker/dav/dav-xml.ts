@@ -198,3 +198,30 @@ export function serializeElement(el: XmlElement, parentNs: string | null = null)
 export function emptyElement(ns: string, local: string): string {
   return ns === DAV_NS ? `<D:${local}/>` : `<${local} xmlns="${escapeXml(ns)}"/>`;
 }
+
+/** Characters XML 1.0 cannot carry even as references: a value holding one is refused, so answers stay well-formed. */
+const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+
+/** Text and descendants of `el` anywhere in it hold only characters XML 1.0 allows. */
+export function xmlSafe(el: XmlElement): boolean {
+  return (
+    !NOT_XML_CHAR.test(el.text) &&
+    Object.values(el.attrs).every((v) => !NOT_XML_CHAR.test(v)) &&
+    el.children.every(xmlSafe)
+  );
+}
+
+/**
+ * A property's value written back out: its text, then its elements, each
+ * declaring its own namespace, so the value means the same inside any
+ * answer whatever prefixes the answer binds.
+ */
+export function innerXml(el: XmlElement): string {
+  return escapeXml(el.text) + el.children.map((c) => serializeElement(c, null)).join("");
+}
+
+/** A property with its value (`xml`, from {@link innerXml}), in its own namespace. */
+export function propElement(ns: string, local: string, xml: string): string {
+  if (xml === "") return emptyElement(ns, local);
+  return ns === DAV_NS ? `<D:${local}>${xml}</D:${local}>` : `<${local} xmlns="${escapeXml(ns)}">${xml}</${local}>`;
+}
