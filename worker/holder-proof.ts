@@ -139,7 +139,7 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const rest = url.pathname.slice(`/object/${token}`.length);
   const method = c.req.method;
   const origin = c.env.CAPVAULT_PUBLIC_URL?.replace(/\/+$/, "") ?? "";
-  const { key } = await digestToken(token);
+  const { key, id } = await digestToken(token);
   const cap = capObjectStub(c.env, key);
 
   let admission: HolderAdmission = { kind: "unproved" };
@@ -176,7 +176,7 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
     }
   }
   // The admission rides on the route's first call to the object (worker/holder-ticket.ts).
-  fileTicket(c, { key, admission, now, verdict: null });
+  fileTicket(c, { token, key, id, admission, now, verdict: null });
   const isUpgrade = protocolProof !== null && admission.kind === "proved";
   const digest = claimedDigest && admission.kind === "proved" ? digestChecked(c, claimedDigest) : null;
   await next();

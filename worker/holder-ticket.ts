@@ -11,8 +11,12 @@ import type { Result } from "../shared/result.ts";
  * verdict, and none reaches the object once the admission was refused.
  */
 export interface HolderTicket {
+  /** The token the gate verified (its MAC) and digested, so capStub need not again. */
+  token: string;
   /** The object's key: only the stub of this request's own cap spends the ticket. */
   key: string;
+  /** The cap's public id. */
+  id: string;
   admission: HolderAdmission;
   now: number;
   /** Set once spent (by the first call, or by the gate when no call came). */
@@ -33,6 +37,12 @@ const tickets = new WeakMap<Context, HolderTicket>();
 
 export function fileTicket(c: Context, ticket: HolderTicket): void {
   tickets.set(c, ticket);
+}
+
+/** The digest of `token` if the gate already verified it for this request. */
+export function verifiedByGate(c: Context, token: string): { key: string; id: string } | null {
+  const ticket = tickets.get(c);
+  return ticket && ticket.token === token ? ticket : null;
 }
 
 /** The ticket's verdict, spending it through `stub.admitHolder` if no call did. */
