@@ -123,9 +123,18 @@ export function thumbprintInput(jwk: HolderJwk): string {
 
 /** The key's RFC 7638 SHA-256 thumbprint, base64url: the `jkt` a bound cap stores. */
 export async function jwkThumbprint(jwk: HolderJwk): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(thumbprintInput(jwk)));
-  return base64url(new Uint8Array(digest));
+  const input = thumbprintInput(jwk);
+  const known = thumbprints.get(input);
+  if (known) return known;
+  const jkt = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(input))));
+  if (thumbprints.size >= MAX_THUMBPRINTS) thumbprints.clear();
+  thumbprints.set(input, jkt);
+  return jkt;
 }
+
+/** Thumbprints by their input (public keys only): every proof names its key, and a holder signs many. Bounded, dropped whole when full. */
+const thumbprints = new Map<string, string>();
+const MAX_THUMBPRINTS = 256;
 
 /** A jkt's shape: 32 bytes of SHA-256 in base64url. */
 export function isJkt(value: unknown): value is string {

@@ -60,6 +60,8 @@ export interface ProofRequest {
   url: string;
   /** The cap token the request presents: `ath` is its SHA-256. */
   token: string;
+  /** That `ath`, when the caller has the token's SHA-256 already (saves hashing it again). */
+  ath?: string;
   /** The cap's stored thumbprint. */
   jkt: string;
   body: ProofBody;
@@ -230,7 +232,8 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
   const expectedHtu = normalizeHtu(request.url);
   if (typeof htu !== "string" || htu.length > MAX_PROOF_BYTES || expectedHtu === null) return refused("wrong_htu");
   if (normalizeHtu(htu) !== expectedHtu) return refused("wrong_htu");
-  if (typeof ath !== "string" || ath !== (await accessTokenHash(request.token))) return refused("wrong_ath");
+  if (typeof ath !== "string" || ath !== (request.ath ?? (await accessTokenHash(request.token))))
+    return refused("wrong_ath");
 
   let claimedDigest: Uint8Array | null = null;
   const { body } = request;

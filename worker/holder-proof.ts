@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { HolderAdmission } from "../durable-objects/holder-binding.ts";
 import { capObjectStub } from "../durable-objects/object-stubs.ts";
+import { base64url } from "../shared/holder-key.ts";
 import {
   IAT_PAST_SECONDS,
   type ProofBody,
@@ -125,6 +126,11 @@ function digestChecked(c: Context<AppEnv>, claimed: Uint8Array): { mismatched: (
   return { mismatched: () => mismatch };
 }
 
+/** The `ath` of a token from its hex SHA-256 (the object's key): base64url of the same 32 bytes. */
+function athOf(hexDigest: string): string {
+  return base64url(Uint8Array.from(hexDigest.match(/../g) ?? [], (h) => Number.parseInt(h, 16)));
+}
+
 /** Requests already admitted: Hono runs a middleware on `/:token/*` once more for a route below it. */
 const admitted = new WeakSet<Context<AppEnv>>();
 
@@ -158,7 +164,7 @@ export const holderGate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const jkt = await proofThumbprint(proof);
     if (jkt) {
       const htu = origin + (carried?.path ?? url.pathname);
-      const checked = await verifyProof({ proof, method, url: htu, token, jkt, body, now });
+      const checked = await verifyProof({ proof, method, url: htu, token, ath: athOf(key), jkt, body, now });
       if (checked.ok) {
         const replayableUntil = (checked.value.iat + IAT_PAST_SECONDS) * 1000;
         admission = {
