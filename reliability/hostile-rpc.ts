@@ -4,7 +4,7 @@
  * request (or one session) that before the RPC bounds stalled every cap for
  * seconds. Messages are capnweb's wire format, sent as they are.
  */
-import { WebSocket } from "undici";
+import { Worker } from "node:worker_threads";
 
 /** Sends raw capnweb messages on a cap; returns the outcome (`ok`, or how many calls were refused and why). */
 export interface RpcSend {
@@ -57,26 +57,23 @@ export function rpcSend(
       if (answer.status >= 300) return `HTTP ${answer.status}: ${answer.text.slice(0, 120)}`;
       return outcome(answer.text.split("\n"));
     },
-    socket(lines) {
-      const wanted = lines.filter((line) => line.startsWith('["pull"')).length;
-      return new Promise((resolve, reject) => {
-        const answers: string[] = [];
-        const socket = new WebSocket(`${capUrl.replace(/^http/, "ws")}/rpc`);
-        const done = () => {
-          socket.close();
-          resolve(outcome(answers));
-        };
-        socket.onopen = () => {
-          for (const line of lines) socket.send(line);
-        };
-        socket.onmessage = (event) => {
-          const text = String(event.data);
-          if (text.startsWith('["resolve"') || text.startsWith('["reject"')) answers.push(text);
-          if (answers.length >= wanted) done();
-        };
-        socket.onclose = () => resolve(`closed after ${answers.length}/${wanted} answers; ${outcome(answers)}`);
-        socket.onerror = () => reject(new Error("the RPC WebSocket failed"));
+    async socket(lines) {
+      // In a thread of its own: sending thousands of messages and reading their answers would otherwise
+      // hold this process's event loop, and the cheap read timed beside it would be late by the client's work.
+      const worker = new Worker(SOCKET_CLIENT, {
+        eval: true,
+        workerData: { url: `${capUrl.replace(/^http/, "ws")}/rpc`, lines },
       });
+      try {
+        const result = await new Promise<{ answers: string[]; closed: boolean; wanted: number }>((resolve, reject) => {
+          worker.once("message", resolve);
+          worker.once("error", reject);
+        });
+        const summary = outcome(result.answers);
+        return result.closed ? `closed after ${result.answers.length}/${result.wanted} answers; ${summary}` : summary;
+      } finally {
+        await worker.terminate();
+      }
     },
   };
 }
@@ -89,3 +86,28 @@ function outcome(lines: string[]): string {
   const why = (JSON.parse(refused[0]!) as [string, number, [string, string, string]])[2][2];
   return `${refused.length}/${answers.length} refused: ${why}`;
 }
+
+/** The WebSocket client thread: sends every line at once, collects the answers to its pulls, posts them back. */
+const SOCKET_CLIENT = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { WebSocket } = require("undici");
+const { url, lines } = workerData;
+const wanted = lines.filter((line) => line.startsWith('["pull"')).length;
+const answers = [];
+let settled = false;
+const finish = (closed) => {
+  if (settled) return;
+  settled = true;
+  parentPort.postMessage({ answers, closed, wanted });
+  socket.close();
+};
+const socket = new WebSocket(url);
+socket.onopen = () => { for (const line of lines) socket.send(line); };
+socket.onmessage = (event) => {
+  const text = String(event.data);
+  if (text.startsWith('["resolve"') || text.startsWith('["reject"')) answers.push(text);
+  if (answers.length >= wanted) finish(false);
+};
+socket.onclose = () => finish(true);
+socket.onerror = () => finish(true);
+`;

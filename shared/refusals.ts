@@ -241,6 +241,7 @@ export const REFUSALS = {
     code: "bad_request",
     message: "an RPC batch passes a promise of its own that it never resolves; nothing was run",
   },
+  rpcFlooded: { code: "unavailable", message: "this RPC session kept calling past its rate, so it was closed" },
   rpcBatchStuck: { code: "bad_request", message: "the RPC batch waited on a value its client never sent" },
   rpcNeedsUpgrade: { code: "bad_request", message: "RPC takes a POST batch or a WebSocket upgrade" },
   rpcTooManyMessages: {

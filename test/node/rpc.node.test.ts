@@ -502,10 +502,11 @@ describe("hostile batches", () => {
     const live = connectLive(fs.url);
     try {
       await live.stat("skills");
-      // Ten bursts' worth at once. The session's clock cannot run longer than the client's, so at most a
-      // burst and what refilled meanwhile may run: the bound, not a count of refusals, is what load cannot bend.
+      // A burst and half the refusals a session may get, at once. The session's clock cannot run longer than
+      // the client's, so at most a burst and what refilled meanwhile may run: the bound, not a count of
+      // refusals, is what load cannot bend.
       const started = performance.now();
-      const calls = Array.from({ length: RPC_LIMITS.liveCalls * 10 }, () =>
+      const calls = Array.from({ length: RPC_LIMITS.liveCalls + RPC_LIMITS.liveRefusals / 2 }, () =>
         live.stat("skills").then(
           () => "ok",
           (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
@@ -524,6 +525,32 @@ describe("hostile batches", () => {
       expect((await live.stat("skills")).type).toBe("dir");
     } finally {
       disconnect(live);
+    }
+  }, 60_000);
+
+  it("a WebSocket session that keeps calling past its rate is closed, and a new one is served", async () => {
+    const live = connectLive(fs.url);
+    try {
+      await live.stat("skills");
+      // Far more than a burst and the refusals a session may get, faster than any refill could cover.
+      const calls = Array.from({ length: (RPC_LIMITS.liveCalls + RPC_LIMITS.liveRefusals) * 10 }, () =>
+        live.stat("skills").then(
+          () => "ok",
+          (e: Error) => e.message,
+        ),
+      );
+      const outcomes = await Promise.all(calls);
+      const closed = outcomes.filter((o) => o.includes("4429"));
+      expect(closed.length).toBeGreaterThan(0);
+      expect(closed[0]).toContain(contractRefusal("rpcFlooded").message);
+    } finally {
+      disconnect(live);
+    }
+    const fresh = connectLive(fs.url);
+    try {
+      expect((await fresh.stat("skills")).type).toBe("dir");
+    } finally {
+      disconnect(fresh);
     }
   }, 60_000);
 });

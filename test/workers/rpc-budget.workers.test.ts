@@ -179,6 +179,29 @@ describe("a WebSocket session's rate", () => {
   });
 });
 
+describe("a WebSocket session's refusals", () => {
+  it("past their bound end the session once: the flood hook runs when the bound is passed, not before", async () => {
+    const now = 0;
+    const budget = new RpcSessionBudget("live", () => now);
+    let floods = 0;
+    budget.whenFlooding(() => floods++);
+    const outcome = (run: Promise<unknown>) =>
+      run.then(
+        () => "ran",
+        () => "refused",
+      );
+    const burst = await Promise.all(
+      Array.from({ length: RPC_LIMITS.liveCalls }, () => outcome(budget.run(async () => null))),
+    );
+    expect(new Set(burst)).toEqual(new Set(["ran"]));
+    for (let i = 0; i < RPC_LIMITS.liveRefusals; i++) await outcome(budget.run(async () => null));
+    expect(floods).toBe(0);
+    await outcome(budget.run(async () => null));
+    await outcome(budget.run(async () => null));
+    expect(floods).toBe(1);
+  });
+});
+
 describe("RPC calls", () => {
   it("take turns with other requests: each waits a turn of the runtime before it runs", async () => {
     // Calls chained on answers, each resolved at once (as an in-process

@@ -4,6 +4,8 @@ import { yieldTurn } from "../../shared/yield-turn.ts";
 
 /** WebSocket close code for a session whose cap died (4000–4999 are the application's). */
 const CAP_DEAD_CLOSE = 4404;
+/** WebSocket close code for a session that kept calling past its rate. */
+const FLOOD_CLOSE = 4429;
 /** How long a session whose cap died waits for its next answer to go out before closing anyway. */
 const CLOSE_ANYWAY_MS = 10_000;
 
@@ -49,6 +51,16 @@ export class ClosingTransport implements RpcTransport {
     if (this.#closing) return;
     this.#closing = true;
     setTimeout(() => this.#close(), CLOSE_ANYWAY_MS);
+  }
+
+  /** The client kept calling past its rate: the session ends now, and what it still queued is never read. */
+  closeFlooded(): void {
+    this.#closing = true;
+    try {
+      this.#socket.close(FLOOD_CLOSE, refusal("rpcFlooded").message);
+    } catch {
+      // Already closed by the client.
+    }
   }
 
   #close(): void {

@@ -35,6 +35,12 @@ export const RPC_LIMITS = {
   liveCalls: 100,
   /** A session that keeps calling spends at most about a seventh of the runtime's one thread. */
   liveCallsPerSecond: 100,
+  /**
+   * Rate refusals a WebSocket session gets before it is closed: each still
+   * costs the vault a parse and an answer, so a client that keeps calling
+   * past its rate would spend the thread on answers it ignores.
+   */
+  liveRefusals: 100,
   /** A WebSocket session's mints, as a token bucket like its calls. */
   liveMints: 16,
   liveMintsPerSecond: 4,

@@ -68,6 +68,7 @@ rpcRoutes.get("/:token/rpc", async (c) => {
   const transport = new ClosingTransport(server);
   new RpcSession(transport, target, SESSION_OPTIONS);
   budget.whenMainDies(() => transport.closeAfterNextAnswer());
+  budget.whenFlooding(() => transport.closeFlooded());
   server.addEventListener("close", () => budget.end());
   server.addEventListener("error", () => budget.end());
   return new Response(null, { status: 101, webSocket: client });

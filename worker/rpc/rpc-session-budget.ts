@@ -27,6 +27,8 @@ export class RpcSessionBudget {
   #running = 0;
   readonly #waiting: (() => void)[] = [];
   #onMainDead: () => void = () => undefined;
+  #onFlood: () => void = () => undefined;
+  #rateRefusals = 0;
   #watches = 0;
   /** Aborted when the session ends: its change feeds stop. */
   readonly #ended = new AbortController();
@@ -64,10 +66,14 @@ export class RpcSessionBudget {
       if (mint && ++this.#mints > RPC_LIMITS.batchMints)
         throw rpcError(refusal("rpcTooManyMints", { limit: RPC_LIMITS.batchMints }));
     } else {
-      if (!this.#callBucket.take())
+      if (!this.#callBucket.take()) {
+        this.#refusedByRate();
         throw rpcError(refusal("rpcCallRate", { perSecond: RPC_LIMITS.liveCallsPerSecond }));
-      if (mint && !this.#mintBucket.take())
+      }
+      if (mint && !this.#mintBucket.take()) {
+        this.#refusedByRate();
         throw rpcError(refusal("rpcMintRate", { perSecond: RPC_LIMITS.liveMintsPerSecond }));
+      }
     }
     if (this.#heldBytes + bytes > RPC_LIMITS.heldBytes) throw rpcError(refusal("rpcBytesWaiting"));
     this.#heldBytes += bytes;
@@ -122,6 +128,15 @@ export class RpcSessionBudget {
   /** The session is over (its socket closed): every feed it held stops. */
   end(): void {
     this.#ended.abort();
+  }
+
+  /** What to do once a WebSocket session passed {@link RPC_LIMITS.liveRefusals} rate refusals (it closes). */
+  whenFlooding(hook: () => void): void {
+    this.#onFlood = hook;
+  }
+
+  #refusedByRate(): void {
+    if (++this.#rateRefusals === RPC_LIMITS.liveRefusals + 1) this.#onFlood();
   }
 
   /** What to do once the session's main cap answers `no_such_cap` (a WebSocket closes). */
