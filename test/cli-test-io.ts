@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from "node:stream";
-import type { FetchLike } from "../clients/typescript/types.ts";
 import type { CliIo } from "../cli/cli-io.ts";
 import { runCli } from "../cli/run-cli.ts";
+import type { FetchLike } from "../clients/typescript/types.ts";
 
 export interface CliRun {
   code: number;
