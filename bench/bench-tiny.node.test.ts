@@ -71,7 +71,9 @@ describe("npm run bench, tiny size", () => {
       for (const [i, p] of patterns.entries()) expect(names[i], section).toMatch(p);
     }
     for (const row of results.rows) {
-      expect(Number.isFinite(row.cap) && row.cap >= 0, row.row).toBe(true);
+      // A difference between two figures ("bound − unbound") may fall below zero on a tiny, noisy run.
+      const difference = row.row.includes(" − ");
+      expect(Number.isFinite(row.cap) && (difference || row.cap >= 0), row.row).toBe(true);
       // A floor of 0 (a tiny transfer that grew no memory on the floor's side) has no ratio.
       if (row.floor !== null)
         expect(
