@@ -7,6 +7,7 @@ import { secretsEqual } from "../shared/token.ts";
 import { type AppEnv, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
+import { jsonResponse } from "./json-response.ts";
 import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
 
@@ -42,14 +43,14 @@ adminRoutes.post("/roots", requirePublicOrigin, async (c) => {
     { ...request.value, backend, retention: retention.value },
     publicOrigin(c),
   );
-  return result.ok ? Response.json(result.value, { status: 201 }) : errorResponse(result.error);
+  return result.ok ? jsonResponse(result.value, { status: 201 }) : errorResponse(result.error);
 });
 
 adminRoutes.get("/roots", async (c) => {
   const query = readQuery(c.req.url, ["cursor", "limit"]);
   if (!query.ok) return errorResponse(query.error);
   const page = await rootRegistryStub(c.env).listRoots(query.value.cursor, query.value.limit);
-  return page.ok ? Response.json(page.value) : errorResponse(page.error);
+  return page.ok ? jsonResponse(page.value) : errorResponse(page.error);
 });
 
 adminRoutes.delete("/roots/:id", async (c) => {

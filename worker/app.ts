@@ -6,6 +6,7 @@ import type { AppEnv } from "./cap-stub.ts";
 import { consoleRoutes } from "./console/console-routes.ts";
 import { davRoutes } from "./dav/dav-routes.ts";
 import { errorResponse } from "./http-error.ts";
+import { jsonResponse } from "./json-response.ts";
 import { oauthRoutes } from "./oauth/oauth-routes.ts";
 import { objectRoutes } from "./object-routes.ts";
 import { requestLog } from "./request-log.ts";
@@ -22,7 +23,9 @@ import { settleUnreadBody } from "./settle-unread-body.ts";
 export const app = new Hono<AppEnv>();
 
 app.use("*", requestLog, securityHeaders, settleUnreadBody);
-app.get("/", (c) => c.json({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }));
+app.get("/", () =>
+  jsonResponse({ name: "capvault", about: "a durable capability vault; hold a cap URL /object/<token>" }),
+);
 app.route("/", davRoutes);
 app.route("/object", objectRoutes);
 // The same routes with the token in `Authorization` instead of the URL (worker/cap-header-routes.ts).

@@ -2,6 +2,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorCode } from "../shared/error-codes.ts";
 import type { CapFailure } from "../shared/result.ts";
 import type { ErrorBody } from "../shared/wire-types.ts";
+import { jsonResponse } from "./json-response.ts";
 
 /** The one mapping from wire code to HTTP status. Exhaustive: a new code will not compile until it has a status. */
 export function statusOf(code: ErrorCode): ContentfulStatusCode {
@@ -44,7 +45,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
  */
 export function errorResponse(failure: CapFailure, headers?: HeadersInit): Response {
   const body: ErrorBody = { error: { code: failure.code, message: failure.message } };
-  const response = Response.json(body, { status: statusOf(failure.code) });
+  const response = jsonResponse(body, { status: statusOf(failure.code) });
   if (headers) {
     for (const [name, value] of new Headers(headers)) response.headers.set(name, value);
   }

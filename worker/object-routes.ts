@@ -10,6 +10,7 @@ import { fileResponse } from "./file-response.ts";
 import { holderGate } from "./holder-proof.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
+import { jsonResponse } from "./json-response.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
@@ -48,7 +49,7 @@ async function problemResponse(cap: CapStub, problem: CapFailure): Promise<Respo
 }
 
 function json<T>(result: Result<T>, status: 200 | 201 = 200): Response {
-  return result.ok ? Response.json(result.value, { status }) : errorResponse(result.error);
+  return result.ok ? jsonResponse(result.value, { status }) : errorResponse(result.error);
 }
 
 /** Runs `handler` with the strictly decoded query parameters it names. */
@@ -118,7 +119,7 @@ objectRoutes.put(
     });
     if (!result.ok) return errorResponse(result.error);
     const { created, size, etag, sha256 } = result.value;
-    return Response.json({ size, etag, sha256 }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
+    return jsonResponse({ size, etag, sha256 }, { status: created ? 201 : 200, headers: { ETag: `"${etag}"` } });
   }),
 );
 
@@ -167,7 +168,7 @@ objectRoutes.post(
       return problemResponse(cap, refusal("moveFields"));
     }
     const result = await cap.movePath(from, to, overwrite);
-    return result.ok ? Response.json({ from, to } satisfies MoveResult) : errorResponse(result.error);
+    return result.ok ? jsonResponse({ from, to } satisfies MoveResult) : errorResponse(result.error);
   }),
 );
 

@@ -3,6 +3,7 @@ import { refusal } from "../shared/refusals.ts";
 import { settleBody } from "../shared/settle-body.ts";
 import { type AppEnv, type CapStub, capStub, problemFor } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
+import { jsonResponse } from "./json-response.ts";
 import { readQuery } from "./query-params.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 import { watchSocket } from "./watch-socket.ts";
@@ -31,7 +32,7 @@ versionsRoutes.get(
     const q = readQuery(c.req.url, ["path", "cursor", "limit"]);
     if (!q.ok) return errorResponse(await problemFor(cap, q.error));
     const page = await cap.listVersions(q.value.path ?? null, q.value.cursor ?? null, q.value.limit ?? null);
-    return page.ok ? Response.json(page.value) : errorResponse(page.error);
+    return page.ok ? jsonResponse(page.value) : errorResponse(page.error);
   }),
 );
 
@@ -62,7 +63,7 @@ versionsRoutes.post(
     if (!written.ok) return errorResponse(written.error);
     // The cap-relative path the bytes went back to: the caller named only a version id.
     const { path, size, etag, sha256 } = written.value;
-    return Response.json({ path, size, etag, sha256 }, { headers: { ETag: `"${etag}"` } });
+    return jsonResponse({ path, size, etag, sha256 }, { headers: { ETag: `"${etag}"` } });
   }),
 );
 
