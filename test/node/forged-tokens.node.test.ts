@@ -86,7 +86,7 @@ describe("forged tokens", () => {
         }),
       );
     }
-    expect([...answers]).toEqual([`404 {"error":{"code":"no_such_cap","message":"no such capability"}}`]);
+    expect([...answers]).toEqual([`404 {"error":{"code":"no_such_cap","message":"no such capability"}}\n`]);
 
     const after = await snapshot(objects);
     expect([...after.keys()].filter((file) => !before.has(file))).toEqual([]);

@@ -135,7 +135,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
         expect(res.status).toBe(403);
         answers.push(await res.text());
       }
-    expect(new Set(answers)).toEqual(new Set([JSON.stringify({ error: lacking })]));
+    expect(new Set(answers)).toEqual(new Set([`${JSON.stringify({ error: lacking })}\n`]));
 
     // Cap'n Web RPC: the same refusal.
     const session = await rpc(writeOnly);
