@@ -5,7 +5,7 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
@@ -191,6 +191,10 @@ describe("stale temps", () => {
     await writeFile(join(fx.base, "r/crashed/deeper/.capvault-tmp-2222"), "stale");
     await writeFile(join(fx.base, ".capvault-tmp-3333"), "stale");
     await writeFile(join(fx.base, ".capvault-meta/.capvault-tmp-4444"), "stale");
+    // A crash's leftover predates the start; the sweep keeps sidecar-folder files written since it began
+    // (a write in flight), and a file system's clock may stamp one written this millisecond a little ahead.
+    const crashed = new Date(Date.now() - 60_000);
+    await utimes(join(fx.base, ".capvault-meta/.capvault-tmp-4444"), crashed, crashed);
     await fx.host.cleanStaleTemps();
     expect(await readdir(join(fx.base, "r/keep"))).toEqual(["me.txt"]);
     expect(await readdir(join(fx.base, "r"))).toEqual(["keep"]);
