@@ -3,8 +3,7 @@ import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
 import { capFromMinted, type FsCap } from "./fs-cap.ts";
-import { revokeResult } from "./fs-cap-delegation.ts";
-import { HolderKey } from "./holder.ts";
+import { mintBody, revokeResult } from "./fs-cap-delegation.ts";
 import type { ClientOptions, FetchLike, MintRootOptions, RevokeResult } from "./types.ts";
 import { VaultTransport } from "./vault-transport.ts";
 
@@ -41,16 +40,15 @@ export class AdminClient {
    * const ro = await admin.mintRoot({ backend: "disk", prefix: "", rights: ["read", "list"], ttlSeconds: 86400 });
    */
   async mintRoot(options: MintRootOptions): Promise<FsCap> {
-    const json: Record<string, unknown> = { backend: options.backend, prefix: options.prefix };
-    if (options.rights !== undefined) json.rights = options.rights;
-    if (options.label !== undefined) json.label = options.label;
-    if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
-    if (options.keepVersions !== undefined) json.keepVersions = options.keepVersions;
-    if (options.keepDays !== undefined) json.keepDays = options.keepDays;
-    if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
-    if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
-    const holder = options.holder instanceof HolderKey ? options.holder : undefined;
-    if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
+    const { json, holder } = mintBody({ backend: options.backend, prefix: options.prefix }, options, [
+      "rights",
+      "label",
+      "ttlSeconds",
+      "keepVersions",
+      "keepDays",
+      "maxBytes",
+      "maxFiles",
+    ]);
     const response = await this.#http.send({
       method: "POST",
       url: `${this.#mount}/admin/roots`,

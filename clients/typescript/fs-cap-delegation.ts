@@ -1,3 +1,4 @@
+import type { HolderJwk } from "../../shared/holder-key.ts";
 import type { ChildPage, ChildView, MintedCap } from "../../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
@@ -6,21 +7,36 @@ import { HolderKey } from "./holder.ts";
 import type { ListPageOptions, RevokeResult, SubdirOptions } from "./types.ts";
 import type { VaultTransport } from "./vault-transport.ts";
 
+/**
+ * A mint's JSON body: `base`, then each option named in `keys` that is set,
+ * and the holder as its public JWK. Also the holder's key, when the caller
+ * gave one to sign with. `POST /subdir` and `POST /admin/roots` both mint so.
+ */
+export function mintBody<O extends { holder?: HolderJwk | HolderKey }>(
+  base: Record<string, unknown>,
+  options: O,
+  keys: readonly (keyof O & string)[],
+): { json: Record<string, unknown>; holder: HolderKey | undefined } {
+  const json: Record<string, unknown> = { ...base };
+  for (const key of keys) if (options[key] !== undefined) json[key] = options[key];
+  const holder = options.holder instanceof HolderKey ? options.holder : undefined;
+  if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
+  return { json, holder };
+}
+
 /** The body of `POST /subdir` for these options, and the holder key the child will be bound to, if any. */
 export function subdirRequest(options: SubdirOptions): {
   json: Record<string, unknown>;
   holder: HolderKey | undefined;
 } {
-  const json: Record<string, unknown> = { path: pathParam(options.path) };
-  if (options.rights !== undefined) json.rights = options.rights;
-  if (options.ttlSeconds !== undefined) json.ttlSeconds = options.ttlSeconds;
-  if (options.label !== undefined) json.label = options.label;
-  if (options.maxBytes !== undefined) json.maxBytes = options.maxBytes;
-  if (options.maxFiles !== undefined) json.maxFiles = options.maxFiles;
-  if (options.history !== undefined) json.history = options.history;
-  const holder = options.holder instanceof HolderKey ? options.holder : undefined;
-  if (options.holder !== undefined) json.holder = holder ? holder.publicJwk : options.holder;
-  return { json, holder };
+  return mintBody({ path: pathParam(options.path) }, options, [
+    "rights",
+    "ttlSeconds",
+    "label",
+    "maxBytes",
+    "maxFiles",
+    "history",
+  ]);
 }
 
 /** One page of `GET /children`. */
