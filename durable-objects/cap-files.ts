@@ -4,7 +4,8 @@ import { refuse } from "../shared/refusals.ts";
 import type { RelPath } from "../shared/rel-path.ts";
 import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
 import type { Backend, ListPage, Stat, WriteResult } from "../shared/wire-types.ts";
-import type { ReadOutcome, Root, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
+import type { CheckedRoot } from "../storage-adapters/checked-path.ts";
+import type { ReadOutcome, Root, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
 import { newBlobName } from "../storage-adapters/version-blobs.ts";
 import type { CapAudit } from "./cap-audit.ts";
@@ -205,30 +206,31 @@ export class CapFiles {
    * out. It stays, empty, until removeFolder. MCP's `create_directory`.
    * Folders are not versioned and count toward no quota.
    */
-  async makeFolder(rawPath: string | null): Promise<Result<null>> {
-    return this.audit.run("mkdir", rawPath, async () => {
-      const access = await this.gate.authorize({ rights: ["write"] }, { kind: "childRoot", raw: [rawPath] });
-      if (!access.ok) return access;
-      const {
-        cap,
-        paths: [folder],
-        storage,
-      } = access.value;
-      return this.revocation.revocable(cap.expiresAt, () => storage.makeDir(folder));
-    });
+  makeFolder(rawPath: string | null): Promise<Result<null>> {
+    return this.folderCall("mkdir", "write", rawPath, (storage, folder) => storage.makeDir(folder));
   }
 
   /** Removes an empty folder (the delete right); the folder holding it stays. */
-  async removeFolder(rawPath: string | null): Promise<Result<null>> {
-    return this.audit.run("rmdir", rawPath, async () => {
-      const access = await this.gate.authorize({ rights: ["delete"] }, { kind: "childRoot", raw: [rawPath] });
+  removeFolder(rawPath: string | null): Promise<Result<null>> {
+    return this.folderCall("rmdir", "delete", rawPath, (storage, folder) => storage.removeDir(folder));
+  }
+
+  /** A folder's own call: audited, one right, the path checked as a folder, cut by revocation and expiry. */
+  private folderCall(
+    op: "mkdir" | "rmdir",
+    right: "write" | "delete",
+    rawPath: string | null,
+    act: (storage: StorageAdapter, folder: CheckedRoot) => Promise<Result<null>>,
+  ): Promise<Result<null>> {
+    return this.audit.run(op, rawPath, async () => {
+      const access = await this.gate.authorize({ rights: [right] }, { kind: "childRoot", raw: [rawPath] });
       if (!access.ok) return access;
       const {
         cap,
         paths: [folder],
         storage,
       } = access.value;
-      return this.revocation.revocable(cap.expiresAt, () => storage.removeDir(folder));
+      return this.revocation.revocable(cap.expiresAt, () => act(storage, folder));
     });
   }
 
