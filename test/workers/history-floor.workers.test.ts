@@ -3,8 +3,9 @@ import { describe, expect, it } from "vitest";
 import type { CapRecord } from "../../durable-objects/cap-record.ts";
 import { capObjectStub } from "../../durable-objects/object-stubs.ts";
 import { digestToken } from "../../shared/token.ts";
-import type { Version, VersionPage } from "../../shared/wire-types.ts";
-import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
+import { cap, child, errorCode, mintRoot } from "./vault.ts";
+import { readVersion, redact, restore, versionsOf } from "./versions-client.ts";
+import { socketWatch, sseWatch } from "./watch-client.ts";
 
 // A child sees its subtree's history only from its mint on: what was written
 // and deleted before the delegation is not listed, read, restored, redacted or
@@ -13,65 +14,6 @@ import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
 
 let counter = 0;
 type Cap = ReturnType<typeof cap>;
-
-const history = (c: Cap, path: string) => call("GET", `/object/${c.token}/versions?path=${encodeURIComponent(path)}`);
-const readVersion = (c: Cap, id: string) => call("GET", `/object/${c.token}/versions/${id}`);
-const restore = (c: Cap, id: string) => call("POST", `/object/${c.token}/versions/${id}/restore`);
-const redact = (c: Cap, id: string) => call("POST", `/object/${c.token}/versions/${id}/redact`);
-
-async function versionsOf(c: Cap, path: string): Promise<Version[]> {
-  const res = await history(c, path);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as VersionPage).versions;
-}
-
-/** Server-sent events from `watch`, parsed frame by frame: waits on the stream, never on a clock. */
-async function sse(c: Cap, since: string) {
-  const res = await call("GET", `/object/${c.token}/watch?since=${since}`);
-  expect(res.status).toBe(200);
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  return {
-    async next(): Promise<{ event: string; data: { path?: string; version?: string } } | null> {
-      for (;;) {
-        const end = buffered.indexOf("\n\n");
-        if (end >= 0) {
-          const frame = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          if (frame.startsWith(":")) continue;
-          const event = /^event: (.*)$/m.exec(frame)?.[1] ?? "message";
-          return { event, data: JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) };
-        }
-        const { value, done } = await reader.read();
-        if (done) return null;
-        buffered += decoder.decode(value, { stream: true });
-      }
-    },
-    cancel: () => reader.cancel(),
-  };
-}
-
-/** A WebSocket watcher's messages in order: waits on the socket, never on a clock. */
-async function socket(c: Cap, since: string) {
-  const res = await call("GET", `/object/${c.token}/watch?since=${since}`, { headers: { Upgrade: "websocket" } });
-  expect(res.status).toBe(101);
-  const ws = res.webSocket!;
-  ws.accept();
-  const queue: { path?: string; type?: string }[] = [];
-  let wake = () => {};
-  ws.addEventListener("message", (e) => {
-    queue.push(JSON.parse(e.data as string));
-    wake();
-  });
-  return {
-    async next() {
-      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-      return queue.shift()!;
-    },
-    close: () => ws.close(),
-  };
-}
 
 describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   const fresh = async () => {
@@ -102,13 +44,12 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await kid.read("secret.txt")).status).toBe(404);
 
     // since=0 resumes from the child's floor: its first event is its own first change.
-    const feed = await sse(kid, "0");
-    const sock = await socket(kid, "0");
+    const feed = await sseWatch(kid.token, "0");
+    const sock = await socketWatch(kid.token, "0");
     await kid.write("mine.txt", "new");
-    const first = await feed.next();
-    expect(first?.data.path).toBe("mine.txt");
-    expect(await sock.next()).toMatchObject({ path: "mine.txt" });
-    await feed.cancel();
+    expect(await feed.event()).toMatchObject({ path: "mine.txt" });
+    expect(await sock.event()).toMatchObject({ path: "mine.txt" });
+    await feed.close();
     sock.close();
 
     // The root still holds the secret's history, untouched.
@@ -124,18 +65,18 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     const everything = await child(root, { path: "", history: "all" });
     expect((await versionsOf(everything, "a.txt")).length).toBe(2);
     expect(await (await readVersion(everything, before!)).text()).toBe("before");
-    const all = await sse(everything, "0");
+    const all = await sseWatch(everything.token, "0");
     expect((await all.next())?.data).toMatchObject({ path: "a.txt", version: before });
-    await all.cancel();
+    await all.close();
 
     const [, after] = await writeAndDelete(root, "b.txt", "after");
     const grandchild = await child(floored, { path: "", history: "all" });
     expect(await versionsOf(grandchild, "a.txt")).toEqual([]);
     expect(await errorCode(await readVersion(grandchild, before!))).toBe("not_found");
     expect(await (await readVersion(grandchild, after!)).text()).toBe("after");
-    const feed = await sse(grandchild, "0");
+    const feed = await sseWatch(grandchild.token, "0");
     expect((await feed.next())?.data).toMatchObject({ path: "b.txt", version: after });
-    await feed.cancel();
+    await feed.close();
   });
 
   it("the delete right cannot redact history written before the delegation", async () => {

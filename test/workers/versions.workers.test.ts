@@ -1,33 +1,21 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Version, VersionPage } from "../../shared/wire-types.ts";
+import type { VersionPage } from "../../shared/wire-types.ts";
 import { selectStorage } from "../../storage-adapters/select-storage.ts";
 import { INLINE_VERSION_MAX, R2_VERSIONS_PREFIX } from "../../storage-adapters/version-blobs.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
+import { history, readVersion, redact, restore, versionsOf } from "./versions-client.ts";
 
 // Every write, move and delete through any cap records a version of the path
 // in its root's journal; a cap reads, restores and redacts only versions of
 // paths inside its own root. Both backends, through HTTP.
 
 let counter = 0;
-type Cap = ReturnType<typeof cap>;
 
 async function sha256Hex(bytes: string | Uint8Array): Promise<string> {
   const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
   const digest = await crypto.subtle.digest("SHA-256", data);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-const history = (c: Cap, path: string, extra = "") =>
-  call("GET", `/object/${c.token}/versions?path=${encodeURIComponent(path)}${extra}`);
-const readVersion = (c: Cap, id: string) => call("GET", `/object/${c.token}/versions/${id}`);
-const restore = (c: Cap, id: string) => call("POST", `/object/${c.token}/versions/${id}/restore`);
-const redact = (c: Cap, id: string) => call("POST", `/object/${c.token}/versions/${id}/redact`);
-
-async function versionsOf(c: Cap, path: string): Promise<Version[]> {
-  const res = await history(c, path);
-  expect(res.status).toBe(200);
-  return ((await res.json()) as VersionPage).versions;
 }
 
 /** The journal of a root minted at `prefix`, and the blob behind a version id (internal: never in an answer). */
