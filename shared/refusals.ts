@@ -313,6 +313,10 @@ export const REFUSALS = {
     message: "Destination must name a path inside the same cap, on this vault",
   },
   davSameResource: { code: "forbidden", message: "the source and the destination are the same resource" },
+  davDestinationHoldsSource: {
+    code: "forbidden",
+    message: "the destination holds the source: overwriting it would delete what is copied or moved",
+  },
   davOverwrite: { code: "bad_request", message: 'Overwrite must be "T" or "F"' },
   davTreeTooLarge: {
     code: "too_large",

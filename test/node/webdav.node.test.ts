@@ -215,6 +215,14 @@ describe.concurrent("WebDAV", () => {
       );
       expect((await dav(`${base}/h/keep.txt`, "GET")).text).toBe("kept");
       expect((await dav(`${other}/dav/stolen.txt`, "GET")).status).toBe(404);
+      // Onto a folder that holds the source (its parent): overwriting it would delete the source first.
+      for (const method of ["COPY", "MOVE"]) {
+        const onParent = await dav(`${base}/h/keep.txt`, method, {
+          headers: { destination: `${base}/h`, overwrite: "T" },
+        });
+        expect([method, onParent.status]).toEqual([method, 403]);
+      }
+      expect((await dav(`${base}/h/keep.txt`, "GET")).text).toBe("kept");
       expect((await dav(`${base}/h/..%2F..%2Fx`, "PUT", { body: "x" })).status).toBe(400);
 
       // A lock flood: the cap holds at most 64 locks; the 65th is refused, and unlocking frees room.

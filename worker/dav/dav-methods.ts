@@ -353,6 +353,8 @@ export async function davCopyMove(req: DavRequest, move: boolean): Promise<Respo
   const to = dest.value.path;
   const from = req.path;
   if (from === "" || to === "" || pathWithin(to, from)) return davError(req, refusal("davSameResource"));
+  // Overwriting a folder the source lies in would delete the source before it is copied: refused, nothing touched.
+  if (pathWithin(from, to)) return davError(req, refusal("davDestinationHoldsSource"));
   const src = await req.cap.statPath(from);
   if (!src.ok) return davError(req, src.error);
   const isDir = src.value.type === "dir";
