@@ -1,6 +1,6 @@
 import { RIGHTS } from "../../shared/rights.ts";
 
-/** What an authorization request asks, as checked (worker/oauth/authorize.ts); carried through the form. */
+/** What an authorization request asks, as checked (worker/oauth/oauth-authorize.ts); carried through the form. */
 export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
