@@ -6,7 +6,10 @@
  * Options: --files N (default 200), --calls N per measurement (default 400),
  * --rounds N (default 3; targets take turns each round, so load from other
  * processes on the machine falls on all of them alike), --base DIR (a second
- * checkout, e.g. the commit before a change, measured alongside this one).
+ * checkout, e.g. the commit before a change, measured alongside this one),
+ * --backend disk|r2 (default disk, as the bench's MCP rows). Every call goes
+ * through the lean client; "raw tools/call" is the same call without the
+ * client SDK, so the two differ by the client's own cost.
  * The stdio reference runs when `@modelcontextprotocol/server-filesystem` is
  * installed here or MCP_FS_SERVER names its `dist/index.js`.
  */
@@ -20,6 +23,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { PROJECT_ROOT } from "../launcher/build-worker.ts";
 import type { TestVault } from "../test/node/test-vault.ts";
+import { lean, leanFetch, leanOk } from "./lean-http.ts";
 import { groupCpuMs } from "./proc-stats.ts";
 
 const { values } = parseArgs({
@@ -28,6 +32,7 @@ const { values } = parseArgs({
     calls: { type: "string", default: "400" },
     rounds: { type: "string", default: "3" },
     base: { type: "string" },
+    backend: { type: "string", default: "disk" },
   },
 });
 const FILES = Number(values.files);
@@ -60,20 +65,42 @@ async function mcpTarget(label: string, client: Client, pathOf: (i: number) => s
   };
 }
 
+/** One `tools/call` of read_file as the SDK's client sends it, with no client SDK around it. */
+function rawToolCall(cap: string): (i: number) => Promise<string> {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+  };
+  let id = 0;
+  return async (i) => {
+    const call = {
+      jsonrpc: "2.0",
+      id: id++,
+      method: "tools/call",
+      params: { name: "read_file", arguments: { path: `probe/f${i}.txt` } },
+    };
+    const res = await leanOk(`${cap}/mcp`, { method: "POST", headers, body: JSON.stringify(call) });
+    return (JSON.parse(res.body.toString()) as { result: { content: { text: string }[] } }).result.content[0]!.text;
+  };
+}
+
 async function vaultTargets(tag: string, vault: TestVault): Promise<Target[]> {
-  const cap = vault.rootCapUrl;
+  const cap = values.backend === "r2" ? vault.rootCapUrl : vault.diskCapUrl;
   for (let i = 0; i < FILES; i++) {
-    const put = await fetch(`${cap}/file?path=probe/f${i}.txt`, { method: "PUT", body: content(i) });
-    if (!put.ok) throw new Error(`PUT failed: ${put.status}`);
+    const put = await lean(`${cap}/file?path=probe/f${i}.txt`, { method: "PUT", body: content(i) });
+    if (put.status > 299) throw new Error(`PUT failed: ${put.status}`);
   }
+  // The lean client (bench/lean-http.ts) under the SDK's transport, as in the bench's MCP rows.
   const client = new Client({ name: "mcp-probe", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${cap}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${cap}/mcp`), { fetch: leanFetch }));
   return [
     { ...(await mcpTarget(`${tag} MCP read_file`, client, (i) => `probe/f${i}.txt`)), pgid: vault.pgid },
+    { label: `${tag} raw tools/call`, pgid: vault.pgid, read: rawToolCall(cap), close: async () => undefined },
     {
       label: `${tag} HTTP GET /file`,
       pgid: vault.pgid,
-      read: async (i) => (await fetch(`${cap}/file?path=probe/f${i}.txt`)).text(),
+      read: async (i) => (await leanOk(`${cap}/file?path=probe/f${i}.txt`)).body.toString(),
       close: async () => undefined,
     },
   ];

@@ -5,6 +5,8 @@ import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { slicedBody } from "../shared/sliced-body.ts";
 import type { Stat, WriteResult } from "../shared/wire-types.ts";
+import { readThroughCap } from "./cap-read.ts";
+import type { Env } from "./env.ts";
 
 const PAGE = "1000";
 /** Pages of one recursive listing: each walks at most 4,000 storage entries (storage-adapters/tree-page.ts). */
@@ -16,14 +18,14 @@ const TREE_MAX_PAGES = 8;
  * the path are decided there, exactly as for the HTTP routes.
  *
  * @example
- * const files = capStubTextFiles(await capStub(c, token));
+ * const files = capStubTextFiles(await capStub(c, token), c.env);
  * const handle = createMemoryHandler(files);
  */
-export function capStubTextFiles(cap: DurableObjectStub<CapObject>): MemoryFiles {
+export function capStubTextFiles(cap: DurableObjectStub<CapObject>, env?: Env): MemoryFiles {
   return {
     async readText(path, maxBytes) {
       await yieldToNetwork();
-      const read = (await cap.readFile(path, { range: null, ifNoneMatch: null })) as Result<ReadShape>;
+      const read = await wholeRead(cap, env, path);
       if (!read.ok) return read;
       const outcome = read.value;
       if (outcome.status !== "body") return refuse("unavailable");
@@ -105,6 +107,20 @@ export function capStubTextFiles(cap: DurableObjectStub<CapObject>): MemoryFiles
 }
 
 /**
+ * A whole file read through the cap. With `env`, as `GET /file` reads
+ * (worker/cap-read.ts): the object decides and grants, the worker reads
+ * storage, so the bytes skip a stream across the object's RPC.
+ */
+export async function wholeRead(
+  cap: DurableObjectStub<CapObject>,
+  env: Env | undefined,
+  path: string | null,
+): Promise<Result<ReadShape>> {
+  const whole = { range: null, ifNoneMatch: null };
+  return env ? readThroughCap(cap, env, path, whole) : ((await cap.readFile(path, whole)) as Result<ReadShape>);
+}
+
+/**
  * Lets the runtime poll the network before the next storage call. A request
  * whose calls to Durable Objects and storage all stay inside the process
  * always has an event ready, and the runtime only accepts new connections
@@ -116,6 +132,6 @@ function yieldToNetwork(): Promise<void> {
 }
 
 // RPC stubs wrap return types; these are the plain shapes the object returns.
-type ReadShape =
+export type ReadShape =
   | { status: "body"; meta: { size: number; etag: string }; body: ReadableStream<Uint8Array> }
   | { status: "not_modified" | "unsatisfiable"; meta: { size: number; etag: string } };

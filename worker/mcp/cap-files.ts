@@ -2,7 +2,8 @@ import type { CapObject } from "../../durable-objects/cap-object.ts";
 import type { TextFiles } from "../../memory-tool/text-files.ts";
 import { refuse } from "../../shared/refusals.ts";
 import { failed, ok, type Result } from "../../shared/result.ts";
-import { capStubTextFiles } from "../cap-stub-text-files.ts";
+import { capStubTextFiles, wholeRead } from "../cap-stub-text-files.ts";
+import type { Env } from "../env.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 
 /** What the MCP tools do with a cap: text files, plus whole files as bytes and folder checks. */
@@ -13,12 +14,15 @@ export interface CapFiles extends TextFiles {
   checkFolder(path: string): Promise<Result<null>>;
 }
 
-/** {@link CapFiles} over a cap's Durable Object: every call is decided there. */
-export function capFiles(cap: DurableObjectStub<CapObject>): CapFiles {
+/**
+ * {@link CapFiles} over a cap's Durable Object: every call is decided there.
+ * With `env`, reads are granted there and performed here, as `GET /file`'s.
+ */
+export function capFiles(cap: DurableObjectStub<CapObject>, env?: Env): CapFiles {
   return {
-    ...capStubTextFiles(cap),
+    ...capStubTextFiles(cap, env),
     async readBytes(path, maxBytes) {
-      const read = (await cap.readFile(path, { range: null, ifNoneMatch: null })) as Result<ReadShape>;
+      const read = await wholeRead(cap, env, path);
       if (!read.ok) return read;
       if (read.value.status !== "body") return refuse("unavailable");
       return readAll(read.value.body, read.value.meta.size, maxBytes);
@@ -83,8 +87,3 @@ export function rootedFiles(files: CapFiles): CapFiles {
     checkFolder: (path) => files.checkFolder(capPath(path)),
   };
 }
-
-// RPC stubs wrap return types; this is the plain shape the object returns.
-type ReadShape =
-  | { status: "body"; meta: { size: number }; body: ReadableStream<Uint8Array> }
-  | { status: "not_modified" | "unsatisfiable"; meta: { size: number } };

@@ -70,7 +70,7 @@ mcpRoutes.all("/:token/mcp", async (c) => {
     if (!info.ok) return errorResponse(info.error);
   }
   const budget = new RequestBudget();
-  const files = budgetedFiles(rootedFiles(capFiles(cap)), budget);
+  const files = budgetedFiles(rootedFiles(capFiles(cap, c.env)), budget);
   const context = { cap, files, budget, origin: publicOrigin(c) };
   if (era && modern) {
     const handler = era.modernCapHandler(rights);
