@@ -27,6 +27,7 @@ import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, isoOrNull } from "./cap-record.ts";
 import { CapRevocation, type RevokeOutcome } from "./cap-revocation.ts";
+import { grantSearch, type SearchGrant } from "./cap-search.ts";
 import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
 import type { DelegationChild } from "./delegation-tree.ts";
@@ -178,6 +179,11 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
     return this.files.movePath(rawFrom, rawTo, overwrite);
+  }
+
+  /** Decides a content search and hands the worker the folder to scan (cap-search.ts). */
+  async grantSearch(rawPath: string | null): Promise<Result<SearchGrant>> {
+    return grantSearch(this.gate, this.audit, rawPath);
   }
 
   // ---- versions and watches (cap-history.ts) ------------------------------

@@ -227,6 +227,26 @@ export const REFUSALS = {
     message: (p: { max: number }) => `depth must be an integer from 0 (every file below) to ${p.max}`,
   },
   limitRange: { code: "bad_request", message: (p: { max: number }) => `limit must be an integer from 1 to ${p.max}` },
+  // -- content search (GET /search, worker/content-search.ts)
+  searchPatternMissing: { code: "bad_request", message: "pattern is required: a regular expression" },
+  searchPatternTooLong: {
+    code: "bad_request",
+    message: (p: { max: number }) => `a search pattern holds at most ${p.max} characters`,
+  },
+  searchPatternSyntax: {
+    code: "bad_request",
+    message: "pattern is not a regular expression this vault accepts: RE2 syntax, without backreferences or lookaround",
+  },
+  searchPatternTooComplex: {
+    code: "bad_request",
+    message: (p: { max: number }) => `the pattern compiles to more than ${p.max} instructions; use a simpler one`,
+  },
+  searchMode: { code: "bad_request", message: "mode must be lines, count or files" },
+  searchContext: {
+    code: "bad_request",
+    message: (p: { max: number }) => `context must be an integer from 0 to ${p.max}`,
+  },
+  searchIgnoreCase: { code: "bad_request", message: "ignoreCase must be true or false" },
   // The same bad encoding is an invalid path in `path`, a bad request elsewhere.
   badPathEncoding: { code: "invalid_path", message: "invalid percent-encoding in the query" },
   badQueryEncoding: { code: "bad_request", message: "invalid percent-encoding in the query" },

@@ -225,3 +225,39 @@ export interface RevokePending {
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }
+
+/** `GET /search`: what `mode` asks for. */
+export type SearchMode = "lines" | "count" | "files";
+
+/** One line of a `lines` answer: a matching line, or (`match: false`) a context line around one. */
+export interface SearchLine {
+  /** Relative to the cap's root. */
+  path: string;
+  /** 1-based. */
+  line: number;
+  /** The line without its end of line, cut to its first 500 characters (then `cut` is true). */
+  text: string;
+  match: boolean;
+  cut?: true;
+}
+
+/** A file the search left unread: over the size bound, binary (a NUL or invalid UTF-8), or a line over the bound. */
+export interface SearchSkip {
+  path: string;
+  reason: "too_large" | "binary" | "long_line";
+}
+
+/**
+ * `GET /search`: one page. Exactly one of `matches` (mode lines), `counts`
+ * (count) or `files` (files) is present; `cursor` continues the search
+ * (`null` once every file below the path has been searched).
+ */
+export interface SearchPage {
+  matches?: SearchLine[];
+  counts?: { path: string; count: number }[];
+  files?: string[];
+  skipped: SearchSkip[];
+  /** The files read and their bytes, this page. */
+  scanned: { files: number; bytes: number };
+  cursor: string | null;
+}

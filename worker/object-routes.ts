@@ -16,6 +16,7 @@ import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
 import { revokeResponse } from "./revoke-response.ts";
 import { rpcRoutes } from "./rpc/rpc-route.ts";
+import { searchRoutes } from "./search-routes.ts";
 import { declaredLength } from "./settle-unread-body.ts";
 import { versionsRoutes } from "./versions-routes.ts";
 
@@ -210,5 +211,6 @@ objectRoutes.delete(
 
 objectRoutes.route("/", memoryRoutes);
 objectRoutes.route("/", versionsRoutes);
+objectRoutes.route("/", searchRoutes);
 objectRoutes.route("/", mcpRoutes);
 objectRoutes.route("/", rpcRoutes);
