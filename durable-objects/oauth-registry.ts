@@ -52,6 +52,8 @@ export interface TokenRecord {
   /** The child cap's token, sealed under this token. */
   sealed: string;
   expiresAt: number | null;
+  /** DPoP-bound (RFC 9449): the thumbprint of the client key every use must prove. */
+  jkt?: string;
 }
 
 interface GrantRecord {
@@ -62,6 +64,8 @@ interface GrantRecord {
   /** The refresh token rotated out last: presenting it again means it leaked. */
   previous: string | null;
   expiresAt: number | null;
+  /** The key a DPoP-bound grant's tokens are bound to, fixed at the code exchange. */
+  jkt?: string;
 }
 
 export interface IssuedTokens {
@@ -86,6 +90,32 @@ const expired = (expiresAt: number | null, now: number) => expiresAt !== null &&
 export class OAuthRegistry extends DurableObject {
   private get kv(): SyncKvStorage {
     return this.ctx.storage.kv;
+  }
+
+  #proofTable = false;
+
+  /**
+   * Records a verified proof's `jti` for its key: false when seen before
+   * (a replay). Durable, so a restart forgets nothing; each call also drops a
+   * few expired rows, so the table holds about one proof window of traffic.
+   */
+  spendProof(jkt: string, jti: string, until: number, now: number): boolean {
+    const sql = this.ctx.storage.sql;
+    if (!this.#proofTable) {
+      // The DPoP proofs seen at the token endpoint and /mcp, each until it could no longer be fresh.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS dpop_proofs (jkt TEXT NOT NULL, jti TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (jkt, jti))",
+      );
+      sql.exec("CREATE INDEX IF NOT EXISTS dpop_proofs_until ON dpop_proofs (until)");
+      this.#proofTable = true;
+    }
+    sql.exec(
+      "DELETE FROM dpop_proofs WHERE rowid IN (SELECT rowid FROM dpop_proofs WHERE until < ? ORDER BY until LIMIT 8)",
+      now,
+    );
+    if (sql.exec("SELECT 1 FROM dpop_proofs WHERE jkt = ? AND jti = ?", jkt, jti).toArray().length > 0) return false;
+    sql.exec("INSERT INTO dpop_proofs (jkt, jti, until) VALUES (?, ?, ?)", jkt, jti, until);
+    return true;
   }
 
   register(clientId: string, client: ClientRecord, now: number): RegisterOutcome {
@@ -142,6 +172,7 @@ export class OAuthRegistry extends DurableObject {
       refresh: tokens.refreshDigest,
       previous: null,
       expiresAt: tokens.refresh.expiresAt,
+      ...(tokens.access.jkt ? { jkt: tokens.access.jkt } : {}),
     } satisfies GrantRecord);
     return null;
   }

@@ -49,8 +49,15 @@ export const PROOF_REFUSALS = {
 
 export type ProofRefusal = keyof typeof PROOF_REFUSALS;
 
-/** The body a proof must cover: none (GET, HEAD, DELETE), its SHA-256 known, or streamed (checked at its end). */
-export type ProofBody = { kind: "none" } | { kind: "digest"; sha256: Uint8Array } | { kind: "streamed" };
+/**
+ * The body a proof must cover: none (GET, HEAD, DELETE), its SHA-256 known, or streamed (checked at its end);
+ * `uncovered`: RFC 9449 proper (OAuth's token endpoint and /mcp), where a proof binds method, URL and token only.
+ */
+export type ProofBody =
+  | { kind: "none" }
+  | { kind: "digest"; sha256: Uint8Array }
+  | { kind: "streamed" }
+  | { kind: "uncovered" };
 
 export interface ProofRequest {
   /** The `DPoP` header as received (several headers joined by ", " are malformed), or null. */
@@ -58,8 +65,8 @@ export interface ProofRequest {
   method: string;
   /** The vault's public origin plus the request path; a query or fragment is ignored. */
   url: string;
-  /** The cap token the request presents: `ath` is its SHA-256. */
-  token: string;
+  /** The token the request presents: `ath` is its SHA-256; null for one that presents none (a token request). */
+  token: string | null;
   /** That `ath`, when the caller has the token's SHA-256 already (saves hashing it again). */
   ath?: string;
   /** The cap's stored thumbprint. */
@@ -232,7 +239,10 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
   const expectedHtu = normalizeHtu(request.url);
   if (typeof htu !== "string" || htu.length > MAX_PROOF_BYTES || expectedHtu === null) return refused("wrong_htu");
   if (normalizeHtu(htu) !== expectedHtu) return refused("wrong_htu");
-  if (typeof ath !== "string" || ath !== (request.ath ?? (await accessTokenHash(request.token))))
+  if (
+    request.token !== null &&
+    (typeof ath !== "string" || ath !== (request.ath ?? (await accessTokenHash(request.token))))
+  )
     return refused("wrong_ath");
 
   let claimedDigest: Uint8Array | null = null;
@@ -243,7 +253,7 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
       const d = parseDigest(claims.content_digest);
       if (!d || !equalBytes(d, await sha256(new Uint8Array(0)))) return refused("wrong_digest");
     }
-  } else {
+  } else if (body.kind !== "uncovered") {
     claimedDigest = parseDigest(claims.content_digest);
     if (!claimedDigest) return refused("wrong_digest");
     if (body.kind === "digest" && !equalBytes(claimedDigest, body.sha256)) return refused("wrong_digest");

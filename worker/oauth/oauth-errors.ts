@@ -24,7 +24,9 @@ export type OAuthRefusal =
   | { reason: "bad_metadata"; field: "client_name" | "grant_types" | "response_types" }
   | { reason: "registration_full" }
   | { reason: "registration_busy" }
-  | { reason: "invalid_token" };
+  | { reason: "invalid_token" }
+  /** RFC 9449: at the token endpoint 400, at /mcp 401 (the holder's own proof is stale, replayed or misdirected). */
+  | { reason: "invalid_dpop_proof"; at: "token" | "resource" };
 
 /** The parameters a refusal may name: a fixed list, so nothing the client sent is echoed. */
 export type OAuthParam =
@@ -115,6 +117,12 @@ export function oauthAnswer(r: OAuthRefusal): OAuthAnswer {
       };
     case "invalid_token":
       return { status: 401, error: "invalid_token", description: "the access token is unknown, expired or revoked" };
+    case "invalid_dpop_proof":
+      return {
+        status: r.at === "token" ? 400 : 401,
+        error: "invalid_dpop_proof",
+        description: "the DPoP proof is missing, malformed, stale, replayed, by another key or not for this request",
+      };
   }
 }
 

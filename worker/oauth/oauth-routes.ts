@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { type AppEnv, publicOrigin, requirePublicOrigin } from "../cap-stub.ts";
 import { authorizationRoutes } from "./oauth-authorize.ts";
 import { type Dispatch, mcpResource } from "./oauth-common.ts";
+import { DPOP_ALGS } from "./oauth-dpop.ts";
 import { mcpRoute } from "./oauth-mcp.ts";
 import { registrationRoutes } from "./oauth-register.ts";
 import { tokenRoutes } from "./oauth-token.ts";
@@ -21,6 +22,7 @@ export function oauthRoutes(dispatch: Dispatch) {
       resource: mcpResource(c),
       authorization_servers: [publicOrigin(c)],
       bearer_methods_supported: ["header"],
+      dpop_signing_alg_values_supported: DPOP_ALGS,
       resource_name: "capvault",
     });
   routes.get("/.well-known/oauth-protected-resource/mcp", resourceMetadata);
@@ -41,6 +43,7 @@ export function oauthRoutes(dispatch: Dispatch) {
       token_endpoint_auth_methods_supported: ["none"],
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: false,
+      dpop_signing_alg_values_supported: DPOP_ALGS,
     });
   });
 

@@ -10,6 +10,7 @@ import {
   registry,
   single,
 } from "./oauth-common.ts";
+import { checkDpop } from "./oauth-dpop.ts";
 import { type OAuthParam, type OAuthRefusal, oauthError } from "./oauth-errors.ts";
 import { newId, newSecret, s256, seal, secretDigest, unseal } from "./oauth-secrets.ts";
 
@@ -30,13 +31,14 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
     childId: string,
     childToken: string,
     grantEnd: number | null,
+    jkt: string | null,
   ) {
     const now = Date.now();
     const access = newSecret("cva");
     const refresh = newSecret("cvr");
     const accessEnd = grantEnd === null ? now + ACCESS_TTL_MS : Math.min(grantEnd, now + ACCESS_TTL_MS);
     const grantId = newId();
-    const base = { grantId, clientId, resource: mcpResource(c), childId };
+    const base = { grantId, clientId, resource: mcpResource(c), childId, ...(jkt ? { jkt } : {}) };
     const tokens = {
       grantId,
       accessDigest: await secretDigest(access),
@@ -46,7 +48,7 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
     };
     const answer = {
       access_token: access,
-      token_type: "Bearer",
+      token_type: jkt ? "DPoP" : "Bearer",
       expires_in: Math.max(1, Math.floor((accessEnd - now) / 1000)),
       refresh_token: refresh,
     };
@@ -66,6 +68,10 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
     const grantType = single(form, "grant_type");
     if (grantType !== "authorization_code" && grantType !== "refresh_token")
       return oauthError({ reason: "unsupported_grant_type" });
+    // RFC 9449 §5: a proof for this endpoint binds the tokens to its key; a bad one changes nothing.
+    const dpop = await checkDpop(c, "/oauth/token", null);
+    if (dpop.kind === "refused") return oauthError({ reason: "invalid_dpop_proof", at: "token" });
+    const jkt = dpop.kind === "proved" ? dpop.jkt : null;
     const clientId = get("client_id");
     if (isRefusal(clientId)) return oauthError(clientId);
     const reg = registry(c);
@@ -99,7 +105,7 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
       ) {
         return spent({ reason: "pkce_mismatch" });
       }
-      const { tokens, answer } = await issue(c, clientId, record.childId, childToken, record.grantExpiresAt);
+      const { tokens, answer } = await issue(c, clientId, record.childId, childToken, record.grantExpiresAt, jkt);
       await reg.issue(tokens, digest);
       return tokenAnswer(answer);
     }
@@ -110,6 +116,9 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
     const record = await reg.peekRefresh(digest, Date.now());
     const childToken = record ? await unseal(refresh, record.sealed) : null;
     if (!record || !childToken || record.clientId !== clientId) return oauthError({ reason: "bad_refresh" });
+    // A bound grant refreshes only with a proof by its key; without one nothing changes (no rotation, no reuse alarm).
+    if (record.jkt !== undefined && record.jkt !== jkt)
+      return oauthError({ reason: "invalid_dpop_proof", at: "token" });
     // A grant lives exactly as long as its cap: revoked there (or any ancestor), the refresh fails too.
     const alive = await dispatch(new Request(`${new URL(c.req.url).origin}/object/${childToken}`), c);
     await alive.body?.cancel();
@@ -117,7 +126,15 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
       await reg.endGrant(record.grantId);
       return oauthError({ reason: "grant_ended" });
     }
-    const { tokens, answer } = await issue(c, clientId, record.childId, childToken, record.expiresAt);
+    // The binding is the grant's, fixed at the exchange: a bearer grant stays bearer.
+    const { tokens, answer } = await issue(
+      c,
+      clientId,
+      record.childId,
+      childToken,
+      record.expiresAt,
+      record.jkt ?? null,
+    );
     const outcome = await reg.rotate(digest, clientId, tokens, Date.now());
     if (outcome.kind === "reused") {
       await revokeChild(c, childToken);
