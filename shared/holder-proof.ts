@@ -121,7 +121,8 @@ export async function contentDigest(body: Uint8Array): Promise<string> {
 }
 
 async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  // WebCrypto hashes any view; the DOM lib's types (the console signs with this) want a non-shared buffer.
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
 }
 
 /** The `ath` claim for a token: base64url SHA-256 of its ASCII. */
@@ -223,7 +224,7 @@ export async function verifyProof(request: ProofRequest): Promise<ProofCheck> {
   const verifyAlg = jwk.kty === "OKP" ? webCryptoAlgorithm(jwk) : { name: "ECDSA", hash: "SHA-256" };
   let valid = false;
   try {
-    valid = await crypto.subtle.verify(verifyAlg, key, signature, signed);
+    valid = await crypto.subtle.verify(verifyAlg, key, signature as Uint8Array<ArrayBuffer>, signed);
   } catch {
     valid = false;
   }

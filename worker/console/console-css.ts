@@ -18,7 +18,7 @@ button, .button { font: inherit; padding: .35rem .8rem; border: 1px solid var(--
 button:hover, .button:hover { border-color: var(--accent); }
 button.danger { color: var(--danger); }
 button.link { border: 0; background: none; padding: 0; color: var(--accent); text-align: left; overflow-wrap: anywhere; }
-input, select { font: inherit; padding: .3rem .5rem; border: 1px solid var(--line); border-radius: .4rem;
+input, select, textarea { font: inherit; padding: .3rem .5rem; border: 1px solid var(--line); border-radius: .4rem;
   background: var(--bg); color: var(--fg); max-width: 100%; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0 0 1rem; }
 .facts dt { color: var(--muted); } .facts dd { margin: 0; }
@@ -54,6 +54,9 @@ form.share, form.open-cap { display: grid; gap: .4rem; max-width: 36rem; }
 fieldset { border: 1px solid var(--line); border-radius: .4rem; display: flex; flex-wrap: wrap; gap: .75rem; }
 .minted { margin-top: 1rem; border: 1px solid var(--accent); border-radius: .5rem; padding: .5rem 1rem; }
 .copyable { display: grid; gap: .2rem; margin-bottom: .5rem; } .copyable input { flex: 1; min-width: 12rem; font-family: ui-monospace, monospace; }
+textarea.jwk, #share-holder-jwk { flex: 1; min-width: 12rem; font-family: ui-monospace, monospace; font-size: .85rem; }
+#share-holder-jwk { flex-basis: 100%; }
+.key-place { margin-top: 1.5rem; }
 pre.config { background: var(--soft); padding: .5rem; overflow-x: auto; }
 ul.tree, ul.tree ul { list-style: none; margin: 0; padding-left: 1.5rem; }
 ul.tree { padding-left: 0; }

@@ -1,3 +1,6 @@
+import type { HolderJwk } from "../../../shared/holder-key.ts";
+import { signProof } from "../../../shared/holder-proof-sign.ts";
+import type { ConsoleKey } from "./holder-store.ts";
 import type { AuditTrail, CapInfo, CapTree, ErrorBody, ListPage, MintedCap, Right, VersionPage } from "./wire.ts";
 
 /** A refusal from the vault, carrying its own code and message for the console to show as they are. */
@@ -17,14 +20,29 @@ export interface GrantForm {
   label: string | null;
   /** `"all"`: the child also sees the history written before its mint. */
   history: "all" | null;
+  /** The child's holder (a public JWK), or null for a bearer child (refused under a bound cap). */
+  holder: HolderJwk | null;
 }
+
+/** A request's DPoP header for a holder-bound cap: a fresh proof for this method, URL, token and body. */
+export type Prover = (
+  method: string,
+  target: string,
+  body: Uint8Array<ArrayBuffer> | null,
+) => Promise<Record<string, string>>;
 
 /**
  * The cap's HTTP API, and the only place the token is used: it goes into
  * these request URLs (as the API defines them) and nowhere else, no storage,
- * no other URL. Requests carry no Referer and no cookies.
+ * no other URL. Requests carry no Referer and no cookies. With `key` (a
+ * holder-bound cap), every request carries its own proof in the `DPoP`
+ * header, never in a URL.
  */
-export function capApi(token: string) {
+export function capApi(token: string, key: ConsoleKey | null) {
+  const prove: Prover = async (method, target, body): Promise<Record<string, string>> => {
+    if (!key) return {};
+    return { DPoP: await signProof(key, { method, url: new URL(target, location.href).href, token, body }) };
+  };
   const base = `/object/${encodeURIComponent(token)}`;
   const url = (sub: string, params: Record<string, string | null> = {}) => {
     const query = Object.entries(params)
@@ -33,9 +51,18 @@ export function capApi(token: string) {
       .join("&");
     return `${base}${sub}${query ? `?${query}` : ""}`;
   };
-  const call = async (method: string, target: string, init: RequestInit = {}): Promise<Response> => {
+  const call = async (
+    method: string,
+    target: string,
+    init: { body?: Uint8Array<ArrayBuffer>; headers?: Record<string, string> } = {},
+  ): Promise<Response> => {
+    // As the SDK does: a bound cap's request with a method that may carry a body sends one (empty if none),
+    // and its proof names that body's digest, so the vault never sees a body the proof does not cover.
+    const body = key && method !== "GET" && method !== "DELETE" ? (init.body ?? new Uint8Array(0)) : init.body;
     const res = await fetch(target, {
       ...init,
+      ...(body === undefined ? {} : { body }),
+      headers: { ...init.headers, ...(await prove(method, target, body ?? null)) },
       method,
       cache: "no-store",
       credentials: "omit",
@@ -45,12 +72,18 @@ export function capApi(token: string) {
     return res;
   };
   const json = async <T>(method: string, target: string, body?: unknown): Promise<T> => {
-    const init: RequestInit =
-      body === undefined ? {} : { body: JSON.stringify(body), headers: { "Content-Type": "application/json" } };
+    // Bytes, not a string: the proof's content_digest must cover exactly what is sent.
+    const init =
+      body === undefined
+        ? {}
+        : { body: new TextEncoder().encode(JSON.stringify(body)), headers: { "Content-Type": "application/json" } };
     return (await call(method, target, init)).json() as Promise<T>;
   };
   return {
     fileUrl: (path: string) => url("/file", { path }),
+    /** Headers proving one request (none for a bearer cap), for requests made outside `call` (uploads). */
+    prove,
+    bound: key !== null,
     info: () => json<CapInfo>("GET", url("")),
     list: (path: string, cursor: string | null) => json<ListPage>("GET", url("/list", { path, cursor, limit: "100" })),
     read: (path: string, range?: string) =>

@@ -61,7 +61,7 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
       const existed = entries.some((e) => e.type === "file" && e.name === file.name);
       const { row: line, progress } = progressRow(file);
       uploads.append(line);
-      const done = await attempt(() => uploadFile(ctx.api.fileUrl(path), file, progress));
+      const done = await attempt(() => uploadFile(ctx.api.fileUrl(path), file, progress, ctx.api.bound, ctx.api.prove));
       line.remove();
       if (!done) break;
       sent++;

@@ -4,6 +4,8 @@ import { filesView } from "./browser.ts";
 import type { Ctx } from "./context.ts";
 import { byId, fill, h } from "./dom.ts";
 import { renderHeader } from "./header.ts";
+import { type ConsoleKey, consoleKey } from "./holder-store.ts";
+import { keyPanel, showKeyButton } from "./holder-view.ts";
 import { shareView } from "./share.ts";
 import { report } from "./status.ts";
 import { treeView } from "./tree-view.ts";
@@ -28,15 +30,20 @@ async function boot(): Promise<void> {
     askForCap();
     return;
   }
-  const api = capApi(token);
   let info: Ctx["info"];
+  let api: Ctx["api"];
+  let key: ConsoleKey | null;
   try {
+    // A token whose first bit is set may name a holder-bound cap: its every request is signed by this console's key.
+    key = mayBeBound(token) ? await consoleKey() : null;
+    api = capApi(token, key);
     info = await api.info();
   } catch (err) {
     report(err);
     return;
   }
-  renderHeader(info);
+  const ownJkt = key?.jkt ?? null;
+  renderHeader(info, ownJkt);
   const ctx: Ctx = {
     api,
     info,
@@ -45,7 +52,7 @@ async function boot(): Promise<void> {
     refresh: () => {
       api.info().then((fresh) => {
         ctx.info = fresh;
-        renderHeader(fresh);
+        renderHeader(fresh, ownJkt);
       }, report);
     },
   };
@@ -54,6 +61,7 @@ async function boot(): Promise<void> {
     ["share", "Share", ctx.can("subdir")],
     ["delegation", "Delegation", ctx.can("subdir")],
     ["audit", "Audit", true],
+    ["key", "Key", true],
   ];
   const buttons = tabs
     .filter(([, , shown]) => shown)
@@ -75,6 +83,7 @@ async function boot(): Promise<void> {
     if (tab === "files") open(path);
     else if (tab === "share") fill(view, shareView(ctx, path));
     else if (tab === "delegation") fill(view, treeView(ctx));
+    else if (tab === "key") fill(view, keyPanel());
     else fill(view, auditView(ctx));
   }
   show(buttons[0]?.id.slice(4) ?? "audit", "");
@@ -119,8 +128,20 @@ function askForCap(): void {
     token = given === "" || /^[A-Za-z0-9_-]+$/.test(given) ? given : "not-a-cap";
     void boot();
   });
-  fill(byId("view"), form);
+  const key = h("div", { className: "key-place" });
+  fill(key, showKeyButton(key));
+  fill(byId("view"), form, key);
 }
 
 window.addEventListener("hashchange", () => void boot());
 void boot();
+
+/**
+ * False only for a token that cannot name a holder-bound cap (first bit clear:
+ * base32 "a" to "p"), as shared/token.ts's mayBeBound says; that module is not
+ * imported here because it would bring the vault's refusal table into the page.
+ */
+function mayBeBound(token: string): boolean {
+  const first = token.charCodeAt(0);
+  return !(first >= 0x61 && first <= 0x70);
+}

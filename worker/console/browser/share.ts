@@ -1,6 +1,8 @@
+import type { HolderJwk } from "../../../shared/holder-key.ts";
 import type { Ctx } from "./context.ts";
 import { fill, h } from "./dom.ts";
 import { expiry } from "./format.ts";
+import { consoleKey } from "./holder-store.ts";
 import { attempt, say } from "./status.ts";
 import type { MintedCap } from "./wire.ts";
 
@@ -60,6 +62,7 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
     value: `shared ${path === "" ? "root" : `${path}/`} ${new Date().toISOString().slice(0, 10)}`,
   });
   const history = h("input", { type: "checkbox", id: "share-history", name: "history" });
+  const holder = holderChoice(ctx);
   const result = h("div", { className: "share-result", "aria-live": "polite" });
   const form = h(
     "form",
@@ -82,6 +85,7 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
       history,
       " Also let it see the history written before now (without this, only versions from its mint on)",
     ),
+    holder.fieldset,
     h("button", { type: "submit" }, "Create cap"),
   );
   form.addEventListener("submit", (e) => {
@@ -94,36 +98,104 @@ export function shareView(ctx: Ctx, path: string): HTMLElement {
           : Number(ttl.value);
     const chosen = rights.filter((r) => r.box.checked).map((r) => r.right);
     void attempt(async () => {
+      const bound = await holder.chosen();
       const minted = await ctx.api.share({
         path: pathInput.value.replace(/^\/+|\/+$/g, ""),
         rights: chosen,
         ttlSeconds,
         label: label.value.trim() || null,
         history: history.checked ? "all" : null,
+        holder: bound?.jwk ?? null,
       });
-      fill(result, mintedCap(minted));
-      say("Cap created. Hand it over through a private channel: whoever holds the URL holds the rights.");
+      fill(result, mintedCap(minted, bound?.own ?? false, bound !== null));
+      say(
+        bound
+          ? "Cap created, bound to its holder: the URL opens nothing without that key."
+          : "Cap created. Hand it over through a private channel: whoever holds the URL holds the rights.",
+      );
     });
   });
   return h("section", { className: "share-view" }, h("h2", {}, "Share"), form, result);
 }
 
-function mintedCap(minted: MintedCap): HTMLElement {
+/**
+ * Who the child is for. Under a bound cap binding never loosens (the vault
+ * refuses a bearer child), so the choices are this console's key, the
+ * default, or a named holder's pasted public JWK; an unbound cap also offers
+ * a bearer URL, its default.
+ */
+function holderChoice(ctx: Ctx): {
+  fieldset: HTMLElement;
+  chosen: () => Promise<{ jwk: HolderJwk; own: boolean } | null>;
+} {
+  const parentBound = ctx.api.bound;
+  const radio = (value: string, checked: boolean) =>
+    h("input", { type: "radio", name: "share-holder", value, id: `share-holder-${value}`, checked });
+  const bearer = parentBound ? null : radio("bearer", true);
+  const own = radio("console", parentBound);
+  const named = radio("named", false);
+  const pasted = h("textarea", {
+    id: "share-holder-jwk",
+    name: "holder-jwk",
+    rows: 3,
+    placeholder: '{"kty":"OKP","crv":"Ed25519","x":"…"}',
+    "aria-label": "The holder's public key (JWK)",
+    spellcheck: "false",
+    hidden: true,
+  });
+  for (const r of [bearer, own, named]) r?.addEventListener("change", () => (pasted.hidden = !named.checked));
+  const fieldset = h(
+    "fieldset",
+    { className: "holder-choice" },
+    h("legend", {}, "Holder"),
+    bearer ? h("label", { className: "check" }, bearer, " anyone with the URL (a bearer cap)") : null,
+    h("label", { className: "check" }, own, " bound to this console's key (opens only in this browser)"),
+    h("label", { className: "check" }, named, " bound to a named holder's public key:"),
+    pasted,
+  );
+  const chosen = async () => {
+    if (own.checked) return { jwk: (await consoleKey()).jwk, own: true };
+    if (!named.checked) return null;
+    try {
+      // The vault checks the key itself (public, Ed25519 or P-256) and says what is wrong with it.
+      return { jwk: JSON.parse(pasted.value) as HolderJwk, own: false };
+    } catch {
+      throw new Error("the holder's key must be a public JWK in JSON");
+    }
+  };
+  return { fieldset, chosen };
+}
+
+function mintedCap(minted: MintedCap, ownKey: boolean, bound: boolean): HTMLElement {
   const origin = new URL(minted.url).origin;
   const consoleLink = `${origin}/ui#${minted.token}`;
   const mcp = `${minted.url}/mcp`;
   const config = JSON.stringify({ mcpServers: { capvault: { type: "http", url: mcp } } }, null, 2);
+  // A bound cap's MCP endpoint needs a client that signs each request (capvault mcp --key-file), not a plain config.
   return h(
     "div",
     { className: "minted" },
     h("p", {}, `New cap ${minted.id}: ${minted.rights.join(", ")}; ${expiry(minted.expiresAt)}.`),
+    bound
+      ? h(
+          "p",
+          { className: "note", id: "minted-bound" },
+          ownKey
+            ? "Bound to this console's key: it opens only in this browser's console."
+            : "Bound to the named holder's key: it opens only where that key signs (their console, or capvault with their key file).",
+        )
+      : null,
     copyable("Cap URL", minted.url, "minted-url"),
     copyable("Console link", consoleLink, "minted-console"),
     h("p", {}, h("a", { href: consoleLink, target: "_blank", rel: "noopener noreferrer" }, "Open its console")),
     copyable("MCP endpoint", mcp, "minted-mcp"),
-    h("p", {}, "MCP client config:"),
-    h("pre", { className: "config", id: "minted-config" }, config),
-    copyButton(config, "Copy config"),
+    ...(bound
+      ? []
+      : [
+          h("p", {}, "MCP client config:"),
+          h("pre", { className: "config", id: "minted-config" }, config),
+          copyButton(config, "Copy config"),
+        ]),
   );
 }
 
@@ -137,7 +209,7 @@ function copyable(title: string, value: string, id: string): HTMLElement {
   );
 }
 
-function copyButton(value: string, text: string): HTMLElement {
+export function copyButton(value: string, text: string): HTMLElement {
   const button = h("button", { type: "button" }, text);
   button.addEventListener("click", () => {
     navigator.clipboard.writeText(value).then(

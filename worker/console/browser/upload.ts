@@ -1,17 +1,28 @@
-import { ApiError, errorOf } from "./api.ts";
+import { ApiError, errorOf, type Prover } from "./api.ts";
 import { h } from "./dom.ts";
 import { progressText, size } from "./format.ts";
 
 /**
  * Uploads one file with a progress bar. XMLHttpRequest, because fetch cannot
  * report upload progress; it sends the File as the body, so the browser
- * declares its Content-Length as the vault requires.
+ * declares its Content-Length as the vault requires. For a holder-bound cap
+ * the proof must name the body's SHA-256, so the file is read first and
+ * exactly those bytes are sent.
  */
-export function uploadFile(url: string, file: File, progress: (loaded: number, total: number) => void): Promise<void> {
+export async function uploadFile(
+  url: string,
+  file: File,
+  progress: (loaded: number, total: number) => void,
+  bound: boolean,
+  prove: Prover,
+): Promise<void> {
+  const bytes = bound ? new Uint8Array(await file.arrayBuffer()) : null;
+  const proof = await prove("PUT", url, bytes);
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("PUT", url);
     xhr.setRequestHeader("Content-Type", file.type || "application/octet-stream");
+    for (const [name, value] of Object.entries(proof)) xhr.setRequestHeader(name, value);
     xhr.upload.addEventListener("progress", (e) => {
       if (e.lengthComputable) progress(e.loaded, e.total);
     });
@@ -21,7 +32,7 @@ export function uploadFile(url: string, file: File, progress: (loaded: number, t
       void errorOf(res).then(reject);
     });
     xhr.addEventListener("error", () => reject(new ApiError("network", "the upload was cut off")));
-    xhr.send(file);
+    xhr.send(bytes ?? file);
   });
 }
 
