@@ -31,6 +31,7 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "node:test/node/tree-walk.node.test.ts": 14,
   "workers:test/workers/watch.workers.test.ts": 14,
   "workers:test/workers/content-hints.workers.test.ts": 12,
+  "node:test/node/console-holder.node.test.ts": 12,
   "workers:test/workers/audit.workers.test.ts": 11,
   "node:test/node/forged-tokens.node.test.ts": 11,
   "workers:test/workers/watch-limits.workers.test.ts": 11,
