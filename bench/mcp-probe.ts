@@ -174,12 +174,17 @@ try {
   const seq = new Map<Target, number[]>(targets.map((t) => [t, []]));
   const rates = new Map<Target, number[]>(targets.map((t) => [t, []]));
   const cpu = new Map<Target, number>(targets.map((t) => [t, 0]));
+  // This process's own CPU per call: the client's cost (the SDK's transport and parsing), not the vault's.
+  const clientCpu = new Map<Target, number>(targets.map((t) => [t, 0]));
   for (let round = 0; round < ROUNDS; round++) {
     // Each round starts with another target, so a burst of load elsewhere does not always fall on the same one.
     for (const target of [...targets.slice(round % targets.length), ...targets.slice(0, round % targets.length)]) {
       const before = target.pgid ? await groupCpuMs(target.pgid) : 0;
+      const clientBefore = process.cpuUsage();
       seq.get(target)!.push(...(await sequential(target)));
       rates.get(target)!.push(await concurrent(target));
+      const client = process.cpuUsage(clientBefore);
+      clientCpu.set(target, clientCpu.get(target)! + (client.user + client.system) / 1000);
       if (target.pgid) cpu.set(target, cpu.get(target)! + (await groupCpuMs(target.pgid)) - before);
     }
   }
@@ -191,7 +196,8 @@ try {
       `${target.label.padEnd(26)} sequential p50 ${p(sorted, 0.5).toFixed(2)} ms  p90 ${p(sorted, 0.9).toFixed(2)} ms   ` +
         `${IN_FLIGHT} in flight ${rate.toFixed(0).padStart(5)} calls/s` +
         (reference ? ` (${(rate / reference).toFixed(2)}×)` : "") +
-        (target.pgid ? `   vault CPU ${(cpu.get(target)! / (2 * CALLS * ROUNDS)).toFixed(2)} ms/call` : ""),
+        (target.pgid ? `   vault CPU ${(cpu.get(target)! / (2 * CALLS * ROUNDS)).toFixed(2)} ms/call` : "") +
+        `   client CPU ${(clientCpu.get(target)! / (2 * CALLS * ROUNDS)).toFixed(2)} ms/call`,
     );
   }
 } finally {
