@@ -3,53 +3,28 @@
  * reference implementation's exact result strings, through both ways in:
  * the SDK (`createMemoryTool` over `FsCap`) and the worker route
  * (`POST /object/<token>/memory`). Every hostile path the reference SDKs got
- * wrong is refused and leaves the vault unchanged.
+ * wrong is refused and leaves the vault unchanged. Concurrent edits:
+ * memory-races.node.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
 import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
-import { fsCapTextFiles } from "../../clients/typescript/fs-cap-text-files.ts";
-import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
-import { createMemoryHandler, type MemoryResult } from "../../memory-tool/memory-handler.ts";
-import type { MemoryFiles } from "../../memory-tool/text-files.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type Run, ways } from "./memory-tool-ways.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const PREFIX = "memtest-secret-prefix-";
-let vault: TestVault;
+/** This run's own roots in the shared vault. */
+const RUN = randomUUID();
+let vault: SharedVault;
 let admin: AdminClient;
 /** Every result text any test saw, checked at the end for leaked roots and host paths. */
 const seen: string[] = [];
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("memory-tool");
   admin = new AdminClient(vault.url, vault.adminToken);
 });
-
-afterAll(async () => {
-  await vault?.stop();
-});
-
-type Run = (input: unknown) => Promise<MemoryResult>;
-
-/** The same command through the SDK or through the HTTP route. */
-const ways: [string, (cap: FsCap) => Run][] = [
-  ["SDK", (cap) => createMemoryTool(cap).call],
-  [
-    "HTTP route",
-    (cap) => async (input) => {
-      const response = await fetch(`${cap.url}/memory`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(input),
-      });
-      expect(response.status).toBe(200);
-      expect(response.headers.get("content-type")).toBe("text/plain; charset=utf-8");
-      const code = response.headers.get("capvault-error-code");
-      const text = await response.text();
-      return code === null ? { text, isError: false, code: null } : ({ text, isError: true, code } as MemoryResult);
-    },
-  ],
-];
 
 describe.each(ways)("memory tool through the %s", (way, connect) => {
   let fs: FsCap;
@@ -92,7 +67,11 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
   };
 
   beforeAll(async () => {
-    fs = await admin.mintRoot({ backend: "r2", prefix: `${PREFIX}${way === "SDK" ? "sdk" : "http"}/`, label: way });
+    fs = await admin.mintRoot({
+      backend: "r2",
+      prefix: `${PREFIX}${RUN}-${way === "SDK" ? "sdk" : "http"}/`,
+      label: way,
+    });
     run = connect(fs);
   });
 
@@ -373,65 +352,13 @@ describe.each(ways)("memory tool through the %s", (way, connect) => {
   });
 });
 
-describe("concurrent edits (If-Match)", () => {
-  let fs: FsCap;
-  beforeAll(async () => {
-    fs = await admin.mintRoot({ backend: "r2", prefix: `${PREFIX}race/`, label: "race" });
-  });
-
-  /** Files whose first `races` writes are each preceded by another writer changing the file. */
-  const racing = (races: number, change: (n: number) => Promise<unknown>): MemoryFiles => {
-    const files = fsCapTextFiles(fs);
-    let left = races;
-    return {
-      ...files,
-      async writeText(path, text, options) {
-        if (left > 0) await change(races - left--);
-        return files.writeText(path, text, options);
-      },
-    };
-  };
-
-  it("str_replace recomputes on the new content instead of overwriting another writer", async () => {
-    await fs.write("race.md", "a: 1\nb: 2\n");
-    const memory = createMemoryHandler(racing(1, () => fs.write("race.md", "a: 1\nb: 2\nc: 3\n")));
-    const result = await memory({
-      command: "str_replace",
-      path: "/memories/race.md",
-      old_str: "a: 1",
-      new_str: "a: 10",
-    });
-    expect(result.isError).toBe(false);
-    expect(await fs.readText("race.md")).toBe("a: 10\nb: 2\nc: 3\n");
-  });
-
-  it("insert does the same", async () => {
-    await fs.write("race2.md", "x\n");
-    const memory = createMemoryHandler(racing(2, (n) => fs.write("race2.md", `x\nother ${n}\n`)));
-    const result = await memory({ command: "insert", path: "/memories/race2.md", insert_line: 0, insert_text: "top" });
-    expect(result.isError).toBe(false);
-    expect(await fs.readText("race2.md")).toBe("top\nx\nother 1\n");
-  });
-
-  it("a file that keeps changing is refused with precondition_failed, the other writer's content kept", async () => {
-    await fs.write("race3.md", "v0\n");
-    const memory = createMemoryHandler(racing(10, (n) => fs.write("race3.md", `v${n + 1}\n`)));
-    const result = await memory({ command: "str_replace", path: "/memories/race3.md", old_str: "v", new_str: "w" });
-    expect(result).toMatchObject({ isError: true, code: "precondition_failed" });
-    expect(result.text).toBe(
-      "Error: The file /memories/race3.md kept changing while it was being edited; no change was made. View it and try again.",
-    );
-    expect(await fs.readText("race3.md")).toBe("v3\n");
-  });
-});
-
 describe("nothing leaks", () => {
   it("no result names the root prefix, the state folder or a host path", () => {
     expect(seen.length).toBeGreaterThan(100);
     for (const text of seen) {
       expect(text).not.toContain(PREFIX);
       expect(text).not.toContain(vault.state);
-      expect(text).not.toContain(vault.diskRoot);
+      expect(text).not.toContain(vault.vaultDiskRoot);
       expect(text).not.toContain("/object/");
     }
   });
