@@ -198,10 +198,24 @@ describe("the console with holder-bound caps, in Chromium", () => {
     // 7. A second browser context has another key: the same cap is refused there like an unknown one.
     const b = await newContext();
     const other = await b.newPage();
-    expect((await shownKey(other)).jkt).not.toBe(jkt);
+    const otherKey = await shownKey(other);
+    expect(otherKey.jkt).not.toBe(jkt);
     await openCap(other, token);
     await other.locator(".gone h1", { hasText: "This capability is not available" }).waitFor();
     await shot(other, "holder-04-other-key");
+    // Its person shows its key; the parent's console shares to it, and the child opens there and only there.
+    await page.click("#tab-share");
+    await page.check("#share-holder-named");
+    await page.fill("#share-holder-jwk", JSON.stringify(otherKey.jwk));
+    await page.fill("#share-label", "for the other browser");
+    await page.click("text=Create cap");
+    await page.locator("#minted-bound", { hasText: "Bound to the named holder's key" }).waitFor();
+    const sharedToken = tokenOf(await page.locator("#minted-url").inputValue());
+    await openCap(other, sharedToken);
+    await other.locator("#cap-header .holder", { hasText: `bound to this console's key ${otherKey.jkt}` }).waitFor();
+    await other.locator("button.file", { hasText: "renamed.txt" }).waitFor();
+    await openCap(page, sharedToken);
+    await page.locator(".gone h1", { hasText: "This capability is not available" }).waitFor();
 
     // 8. Every request through the bound caps carried a proof, and no proof or token is in any URL the browser kept.
     expect(proofs.length).toBeGreaterThan(10);
@@ -213,6 +227,7 @@ describe("the console with holder-bound caps, in Chromium", () => {
       for (const url of [p.url(), ...entries.map((e) => e.url)]) {
         expect(url).not.toContain(token);
         expect(url).not.toContain(childToken);
+        expect(url).not.toContain(sharedToken);
         for (const proof of proofs) expect(url).not.toContain(proof.slice(-43));
       }
     }
