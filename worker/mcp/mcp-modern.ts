@@ -10,6 +10,7 @@ import {
 import { RIGHTS, type Right } from "../../shared/rights.ts";
 import { RESOURCE_NOT_FOUND } from "./cap-resources.ts";
 import { CAP_INSTRUCTIONS, sharedCapServer } from "./mcp-server.ts";
+import { forwardSkills } from "./skills-modern.ts";
 
 /** The 2026-07-28 answer for an unknown resource (SEP-2164): Invalid params. */
 const INVALID_PARAMS = -32602;
@@ -67,6 +68,7 @@ function modernServer(rights: readonly Right[]): Server {
       jsonSchemaValidator: alreadyChecked,
     },
   );
+  forwardSkills(server, rights);
   const shared = sharedCapServer(rights);
   for (const method of FORWARDED) {
     if (method.startsWith("resources/") && !rights.includes("read")) continue;

@@ -16,6 +16,7 @@ import { currentScope, type RequestScope, scopedContext } from "./request-scope.
 import { searchFilesTool } from "./search-tool.ts";
 import { SharedTransport } from "./shared-transport.ts";
 import { listDirectoryWithSizesTool } from "./sized-listing-tool.ts";
+import { registerCapSkills } from "./skills.ts";
 import { listVersionsTool, restoreVersionTool } from "./version-tools.ts";
 
 /**
@@ -119,6 +120,7 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
     if (tool.allowed(rights)) tool.register(serialServer, context);
   }
   registerCapResources(server, rights, scope);
+  registerCapSkills(server, rights, scope);
   return server;
 }
 
