@@ -6,6 +6,7 @@ import type {
   ListEntry,
   ListPage,
   MintedCap,
+  SearchPage,
   Stat,
   VersionPage,
   WatchEvent,
@@ -22,6 +23,7 @@ import {
   subdirRequest,
 } from "./fs-cap-delegation.ts";
 import { emptyStream, everyEntry, openFile, pathCall, pathParam, putFile } from "./fs-cap-files.ts";
+import { type SearchOptions, searchPage } from "./fs-cap-search.ts";
 import { redactVersion, restoreVersion, versionBytes, versionsPage } from "./fs-cap-versions.ts";
 import type { HolderKey } from "./holder.ts";
 import type {
@@ -300,6 +302,15 @@ export class FsCap {
    */
   async revokeChild(id: string): Promise<void> {
     await revokeChildOf(this.#http, this.#base, id);
+  }
+
+  /**
+   * One page of a content search below a folder (needs `read` and `list`): RE2 regular expressions, bounded work per page.
+   * @example
+   * const { matches, cursor } = await fs.search("TODO\\b", { path: "src", glob: "*.ts", context: 1 });
+   */
+  async search(pattern: string, options: SearchOptions = {}): Promise<SearchPage> {
+    return searchPage(this.#http, this.#base, pattern, options);
   }
 
   /**

@@ -49,6 +49,7 @@ const ALL_TOOLS = [
   "create_subdir_cap",
   "list_versions",
   "restore_version",
+  "search_file_contents",
 ];
 const READ_TOOLS = ["read_file", "read_text_file", "read_media_file", "read_multiple_files"];
 const LIST_TOOLS = ["list_directory", "list_directory_with_sizes", "directory_tree", "search_files"];
@@ -64,7 +65,14 @@ describe("tools offered follow the cap's rights", () => {
   it.each<[Right[], string[]]>([
     [
       ["read", "list"],
-      [...READ_TOOLS, ...LIST_TOOLS, "get_file_info", "list_allowed_directories", "list_versions"],
+      [
+        ...READ_TOOLS,
+        ...LIST_TOOLS,
+        "get_file_info",
+        "list_allowed_directories",
+        "list_versions",
+        "search_file_contents",
+      ],
     ],
     [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories", "list_versions"]],
     [["list"], [...LIST_TOOLS, "get_file_info", "list_allowed_directories"]],

@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CapObject } from "../../durable-objects/cap-object.ts";
 import type { Right } from "../../shared/rights.ts";
+import type { Env } from "../env.ts";
 import type { CapFiles } from "./cap-files.ts";
 import type { RequestBudget } from "./request-budget.ts";
 
@@ -12,6 +13,8 @@ export interface CapToolContext {
   cap: DurableObjectStub<CapObject>;
   /** The origin minted cap URLs use. */
   origin: string;
+  /** The worker's bindings, for a search the cap's object granted (content-search-tool.ts); absent off the endpoint. */
+  env?: Env;
 }
 
 /**

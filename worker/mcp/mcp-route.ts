@@ -71,7 +71,7 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   }
   const budget = new RequestBudget();
   const files = budgetedFiles(rootedFiles(capFiles(cap, c.env)), budget);
-  const context = { cap, files, budget, origin: publicOrigin(c) };
+  const context = { cap, files, budget, origin: publicOrigin(c), env: c.env };
   if (era && modern) {
     const handler = era.modernCapHandler(rights);
     return runInScope({ context, budget }, () => handler.fetch(c.req.raw, { parsedBody: body.value }));

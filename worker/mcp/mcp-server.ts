@@ -5,6 +5,7 @@ import { RIGHTS, type Right } from "../../shared/rights.ts";
 import { rootedFiles } from "./cap-files.ts";
 import { registerCapResources } from "./cap-resources.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
+import { searchFileContentsTool } from "./content-search-tool.ts";
 import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
 import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, writeFileTool } from "./file-tools.ts";
@@ -43,6 +44,7 @@ export const CAP_TOOLS: readonly CapTool[] = [
   createSubdirCapTool,
   listVersionsTool,
   restoreVersionTool,
+  searchFileContentsTool,
 ];
 
 // The server never asks the client for schema-checked input (elicitation), so

@@ -50,4 +50,7 @@ export const scopedContext: CapToolContext = {
   get origin() {
     return currentScope().context.origin;
   },
+  get env() {
+    return currentScope().context.env;
+  },
 };
