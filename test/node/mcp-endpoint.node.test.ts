@@ -233,6 +233,7 @@ describe("each tool on a full cap", () => {
       "get_file_info",
       "list_allowed_directories",
       "list_versions",
+      "search_file_contents",
     ]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
     expect(await call(child, "read_file", { path: "../top.md" })).toEqual({
