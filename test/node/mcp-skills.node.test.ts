@@ -225,6 +225,33 @@ describe("skills and the cap's authority", () => {
   });
 });
 
+describe("the stateless era's version check", () => {
+  it("answers a 2026-era request naming an unknown version with UnsupportedProtocolVersion: the versions served, its own id", async () => {
+    const discover = {
+      jsonrpc: "2.0",
+      id: 301,
+      method: "server/discover",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "v999.0.0",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    };
+    const response = await postMcp(fs.url, discover, { "mcp-protocol-version": "v999.0.0" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 301,
+      error: {
+        code: -32022,
+        message: "Unsupported protocol version: v999.0.0",
+        data: { supported: ["2026-07-28"], requested: "v999.0.0" },
+      },
+    });
+  });
+});
+
 describe("skills over a huge tree stay bounded", () => {
   const SKILLS = SKILLS_PAGE + 4;
   let cap: FsCap;
