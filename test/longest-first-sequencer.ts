@@ -20,6 +20,7 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "node:test/node/disk-crash.node.test.ts": 26,
   "workers:test/workers/versions.workers.test.ts": 25,
   "node:test/node/console.node.test.ts": 24,
+  "node:test/node/oauth-browser.node.test.ts": 24,
   "node:test/node/cli-transfer.node.test.ts": 23,
   "workers:test/workers/revocation.workers.test.ts": 21,
   "node:test/node/memory-tool.node.test.ts": 20,
