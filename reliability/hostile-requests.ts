@@ -7,6 +7,7 @@
  */
 import http from "node:http";
 import { DAV_CASES, type DavSend, davSend } from "./hostile-dav.ts";
+import { FOLDER_CASES, type HttpSend } from "./hostile-folders.ts";
 import { RPC_CASES, type RpcSend, rpcSend } from "./hostile-rpc.ts";
 
 export interface HostileRow {
@@ -40,7 +41,7 @@ interface HostileCase {
   /** Writes the files the request needs. */
   setup(put: Put): Promise<void>;
   /** Sends the one hostile request; returns its outcome. */
-  send(mcp: Send, memory: Send, rpc: RpcSend, dav: DavSend): Promise<string>;
+  send(mcp: Send, memory: Send, rpc: RpcSend, dav: DavSend, http: HttpSend): Promise<string>;
 }
 
 type Put = (path: string, body: string) => Promise<void>;
@@ -178,6 +179,12 @@ CASES.push(...RPC_CASES.map((c) => ({ ...c, send: (_mcp: Send, _memory: Send, rp
 CASES.push(
   ...DAV_CASES.map((c) => ({ ...c, send: (_mcp: Send, _memory: Send, _rpc: RpcSend, dav: DavSend) => c.send(dav) })),
 );
+CASES.push(
+  ...FOLDER_CASES.map((c) => ({
+    ...c,
+    send: (_mcp: Send, _memory: Send, _rpc: RpcSend, _dav: DavSend, http: HttpSend) => c.send(http),
+  })),
+);
 
 function treeBatch(calls: number) {
   return Array.from({ length: calls }, (_, id) => ({
@@ -210,6 +217,10 @@ export async function hostileRequests(
   const memory: Send = (body) => send(`${cap}/memory`, body, {});
   const rpc = rpcSend(cap, (url, body) => request("POST", url, body));
   const dav = davSend(cap, request);
+  const capHttp: HttpSend = async (method, route, body) => {
+    const answer = await request(method, `${cap}${route}`, body);
+    return answer.status < 300 ? "ok" : `HTTP ${answer.status}: ${answer.text.replace(/\s+/g, " ").slice(0, 120)}`;
+  };
   const cheapPath = `${base}-cheap.txt`;
   const cheapUrl = `${vault.otherCapUrl}/file?path=${encodeURIComponent(cheapPath)}`;
   if ((await request("PUT", cheapUrl, "cheap")).status >= 300)
@@ -230,7 +241,7 @@ export async function hostileRequests(
     let running = true;
     const cpuBefore = (await vault.cpuMs?.()) ?? null;
     const started = performance.now();
-    const request = hostile.send(mcp, memory, rpc, dav).finally(() => {
+    const request = hostile.send(mcp, memory, rpc, dav, capHttp).finally(() => {
       running = false;
     });
     let worst = 0;

@@ -82,6 +82,32 @@ export const REFUSALS = {
   destinationParentIsFile: { code: "conflict", message: "a parent of the destination is a file" },
   destinationIsDirectory: { code: "conflict", message: "the destination is a directory" },
   destinationExists: { code: "conflict", message: "the destination exists" },
+  // -- whole folders (worker/folder-ops.ts): refused before anything changes
+  folderTooLarge: {
+    code: "too_large",
+    message: (p: { limit: number }) =>
+      `a folder deleted or moved in one request holds at most ${p.limit} entries; nothing was changed (do its subfolders first)`,
+  },
+  recursiveFlag: { code: "bad_request", message: 'recursive must be "true" or "false"' },
+  folderIntoItself: { code: "conflict", message: "a folder cannot be moved into itself; nothing was changed" },
+  folderOntoAncestor: {
+    code: "conflict",
+    message: "the destination holds the source folder; nothing was changed",
+  },
+  // -- line-ranged reads (worker/line-read.ts)
+  linesRange: {
+    code: "bad_request",
+    message: (p: { max: number }) => `offset must be an integer from 1, limit an integer from 1 to ${p.max}`,
+  },
+  notText: { code: "conflict", message: "that file is not UTF-8 text" },
+  lineTooLong: {
+    code: "too_large",
+    message: (p: { limit: number }) => `that line is over ${p.limit} bytes; read bytes with Range`,
+  },
+  linesFileTooLarge: {
+    code: "too_large",
+    message: (p: { limit: number }) => `line reads take files of at most ${p.limit} bytes; read bytes with Range`,
+  },
   keptChanging: { code: "conflict", message: "the file kept changing while it was read" },
   preconditionFailed: { code: "precondition_failed", message: "precondition failed" },
   malformedSha256: { code: "bad_request", message: 'a "sha256:" condition needs 64 hex digits' },

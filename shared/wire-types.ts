@@ -139,10 +139,36 @@ export interface WatchEvent {
 /** What a Cap'n Web `watch` callback receives: a change, or once, the end of the feed and where to resume. */
 export type RpcWatchMessage = ({ type: "change" } & WatchEvent) | { type: "end"; since: string | null };
 
-/** `POST /move`: the paths as the request gave them. */
+/** `POST /move`: the paths as the request gave them; for a folder, what was moved. */
 export interface MoveResult {
   from: string;
   to: string;
+  moved?: FolderCount;
+}
+
+/** Files and folders a whole-folder operation deleted or moved. */
+export interface FolderCount {
+  files: number;
+  folders: number;
+}
+
+/** `DELETE /folder?recursive=true`. */
+export interface FolderDeleted {
+  deleted: FolderCount;
+}
+
+/** `GET /lines`: one window of a text file's lines. */
+export interface LinesPage {
+  /** Lines `offset` onward, each without its `\n` (a `\r` before it stays). */
+  lines: string[];
+  /** The 1-based number of the first line returned. */
+  offset: number;
+  /** Lines in the whole file; a last line without `\n` counts, an empty file has none. */
+  totalLines: number;
+  /** The offset to read next, or `null` when the window reached the end of the file. */
+  nextOffset: number | null;
+  /** The file's size in bytes. */
+  size: number;
 }
 
 /** A child as its parent sees it (`GET /children`). */

@@ -3,14 +3,16 @@ import { parseGrantRequest } from "../shared/grant-request.ts";
 import { refusal } from "../shared/refusals.ts";
 import type { CapFailure, Result } from "../shared/result.ts";
 import { settleBody } from "../shared/settle-body.ts";
-import type { MoveResult } from "../shared/wire-types.ts";
+import type { FolderDeleted, MoveResult } from "../shared/wire-types.ts";
 import { readThroughCap } from "./cap-read.ts";
 import { type AppEnv, type CapStub, capStub, problemFor, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { fileResponse } from "./file-response.ts";
+import { deleteFolderTree, isFolderMoveRefusal, moveFolderTree } from "./folder-ops.ts";
 import { holderGate } from "./holder-proof.ts";
 import { errorResponse } from "./http-error.ts";
 import { jsonObject, readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
 import { jsonResponse } from "./json-response.ts";
+import { parseLineWindow, readLines } from "./line-read.ts";
 import { mcpRoutes } from "./mcp/mcp-route.ts";
 import { memoryRoutes } from "./memory-routes.ts";
 import { readQuery } from "./query-params.ts";
@@ -143,9 +145,25 @@ objectRoutes.put(
 
 objectRoutes.delete(
   "/:token/folder",
-  withQuery(["path"], async (cap, q) => {
+  withQuery(["path", "recursive"], async (cap, q) => {
+    if (q.recursive !== null && q.recursive !== "true" && q.recursive !== "false")
+      return problemResponse(cap, refusal("recursiveFlag"));
+    // Recursive: everything below, bounded and entry by entry (worker/folder-ops.ts).
+    if (q.recursive === "true") {
+      const gone = await deleteFolderTree(cap, q.path);
+      return gone.ok ? jsonResponse({ deleted: gone.value } satisfies FolderDeleted) : errorResponse(gone.error);
+    }
     const result = await cap.removeFolder(q.path);
     return result.ok ? new Response(null, { status: 204 }) : errorResponse(result.error);
+  }),
+);
+
+objectRoutes.get(
+  "/:token/lines",
+  withQuery(["path", "offset", "limit"], async (cap, q, c) => {
+    const window = parseLineWindow(q.offset, q.limit);
+    if (!window.ok) return problemResponse(cap, window.error);
+    return json(await readLines(cap, c.env, q.path, window.value));
   }),
 );
 
@@ -169,6 +187,13 @@ objectRoutes.post(
       return problemResponse(cap, refusal("moveFields"));
     }
     const result = await cap.movePath(from, to, overwrite);
+    // A folder's move is many file moves, bounded (worker/folder-ops.ts); a file's costs no extra call.
+    if (isFolderMoveRefusal(result)) {
+      const moved = await moveFolderTree(cap, from, to, overwrite);
+      return moved.ok
+        ? jsonResponse({ from, to, moved: moved.value } satisfies MoveResult)
+        : errorResponse(moved.error);
+    }
     return result.ok ? jsonResponse({ from, to } satisfies MoveResult) : errorResponse(result.error);
   }),
 );

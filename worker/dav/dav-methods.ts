@@ -17,6 +17,7 @@ import { yieldTurn } from "../../shared/yield-turn.ts";
 import { readThroughCap } from "../cap-read.ts";
 import type { AppEnv, CapStub } from "../cap-stub.ts";
 import { fileResponse } from "../file-response.ts";
+import { removeTree, type TreeBound, transferTree, walkTree } from "../folder-tree.ts";
 import { errorResponse } from "../http-error.ts";
 import { readTextBody } from "../json-body.ts";
 import { declaredLength } from "../settle-unread-body.ts";
@@ -198,57 +199,19 @@ async function ifHolds(req: DavRequest, lists: IfList[], locks: DavLock[]): Prom
   return false;
 }
 
-// ---- bounded tree walks -----------------------------------------------------
+// ---- bounded tree walks (worker/folder-tree.ts) ------------------------------
 
-/** Entries per listing call: a page is one synchronous step of the cap's object, so pages stay small. */
+/** Entries per PROPFIND listing call: a page is one synchronous step of the cap's object, so pages stay small. */
 const DAV_PAGE = "250";
 
-interface Tree {
-  /** Folders, parents before children (the walked folder first). */
-  dirs: string[];
-  files: ListEntry[];
-}
+const DAV_BOUND: TreeBound = { limit: DAV_TREE_LIMIT, tooLarge: refusal("davTreeTooLarge", { limit: DAV_TREE_LIMIT }) };
 
-/** Every entry below `root`, one listing page at a time, refused past {@link DAV_TREE_LIMIT} entries. */
-async function walk(req: DavRequest, root: string): Promise<Result<Tree>> {
-  const tree: Tree = { dirs: [root], files: [] };
-  for (let i = 0; i < tree.dirs.length; i++) {
-    const dir = tree.dirs[i]!;
-    let cursor: string | null = null;
-    do {
-      // A walk is a chain of in-process calls to the cap's object: each takes a turn, or it holds the thread.
-      await yieldTurn();
-      const page = await req.cap.listDir(dir, cursor, DAV_PAGE, null);
-      if (!page.ok) return page;
-      for (const entry of page.value.entries) {
-        const full = { ...entry, name: join(dir, entry.name) };
-        if (entry.type === "dir") tree.dirs.push(full.name);
-        else tree.files.push(full);
-        if (tree.dirs.length - 1 + tree.files.length > DAV_TREE_LIMIT)
-          return refuse("davTreeTooLarge", { limit: DAV_TREE_LIMIT });
-      }
-      cursor = page.value.cursor;
-    } while (cursor !== null);
-  }
-  return ok(tree);
-}
-
-/** Deletes a folder and everything below it, bounded by {@link walk}; the cap's root itself is never removed. */
-async function removeTree(req: DavRequest, root: string): Promise<Result<null>> {
-  const tree = await walk(req, root);
+/** Deletes a folder and everything below it, bounded by {@link DAV_BOUND}; the cap's root itself is never removed. */
+async function removeDavTree(req: DavRequest, root: string): Promise<Result<null>> {
+  const tree = await walkTree(req.cap, root, DAV_BOUND);
   if (!tree.ok) return tree;
-  for (const file of tree.value.files) {
-    await yieldTurn();
-    const gone = await req.cap.deleteFile(file.name);
-    if (!gone.ok && gone.error.code !== "not_found") return gone;
-  }
-  for (const dir of tree.value.dirs.slice().reverse()) {
-    if (dir === "") continue;
-    await yieldTurn();
-    const gone = await req.cap.removeFolder(dir);
-    if (!gone.ok && gone.error.code !== "not_found") return gone;
-  }
-  return ok(null);
+  const gone = await removeTree(req.cap, tree.value);
+  return gone.ok ? ok(null) : gone;
 }
 
 async function copyFile(req: DavRequest, from: string, to: string): Promise<Result<null>> {
@@ -319,7 +282,7 @@ export async function davDelete(req: DavRequest): Promise<Response> {
   const isDir = stat.value.type === "dir";
   const gate = await lockGate(req, [req.path], isDir ? [req.path] : []);
   if (gate) return gate;
-  const gone = isDir ? await removeTree(req, req.path) : await req.cap.deleteFile(req.path);
+  const gone = isDir ? await removeDavTree(req, req.path) : await req.cap.deleteFile(req.path);
   if (!gone.ok) return davError(req, gone.error);
   await req.cap.davDropLocks(req.path);
   await req.cap.davDropProps(req.path);
@@ -369,7 +332,7 @@ export async function davCopyMove(req: DavRequest, move: boolean): Promise<Respo
   const gate = await lockGate(req, move ? [from, to] : [to], move ? [from, to] : [to]);
   if (gate) return gate;
   if (existed) {
-    const cleared = existing.value.type === "dir" ? await removeTree(req, to) : await req.cap.deleteFile(to);
+    const cleared = existing.value.type === "dir" ? await removeDavTree(req, to) : await req.cap.deleteFile(to);
     if (!cleared.ok) return davError(req, cleared.error);
     await req.cap.davDropLocks(to);
     await req.cap.davDropProps(to);
@@ -394,7 +357,7 @@ async function copyOne(req: DavRequest, from: string, to: string, move: boolean)
   return move ? req.cap.movePath(from, to, true) : copyFile(req, from, to);
 }
 
-/** A folder copied or moved entry by entry, bounded by {@link walk}: not atomic, and said so in the docs. */
+/** A folder copied or moved entry by entry, bounded by {@link DAV_BOUND}: not atomic, and said so in the docs. */
 async function copyTree(
   req: DavRequest,
   from: string,
@@ -403,27 +366,12 @@ async function copyTree(
   shallow: boolean,
 ): Promise<Result<null>> {
   if (shallow) return req.cap.makeFolder(to);
-  const tree = await walk(req, from);
+  const tree = await walkTree(req.cap, from, DAV_BOUND);
   if (!tree.ok) return tree;
-  const rebased = (p: string) => to + p.slice(from.length);
-  for (const dir of tree.value.dirs) {
-    await yieldTurn();
-    const made = await req.cap.makeFolder(rebased(dir));
-    if (!made.ok) return made;
-  }
-  for (const file of tree.value.files) {
-    await yieldTurn();
-    const done = await copyOne(req, file.name, rebased(file.name), move);
-    if (!done.ok) return done;
-  }
-  if (move) {
-    for (const dir of tree.value.dirs.slice().reverse()) {
-      await yieldTurn();
-      const gone = await req.cap.removeFolder(dir);
-      if (!gone.ok && gone.error.code !== "not_found") return gone;
-    }
-  }
-  return ok(null);
+  const done = await transferTree(req.cap, tree.value, from, to, move, (source, destination) =>
+    copyOne(req, source, destination, move),
+  );
+  return done.ok ? ok(null) : done;
 }
 
 // ---- properties -------------------------------------------------------------
