@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -5,20 +6,21 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap, HolderKey } from "../../clients/typescript/index.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 /**
  * The console with holder-bound caps (issue 20), in Debian's real Chromium
  * against the real launcher: the console's own key in IndexedDB, a cap bound
  * to it opened and used there, its shares bound too, and the same cap refused
- * in another browser context (another key). One vault, one browser, two
- * contexts; screenshots in tmp/console-e2e/.
+ * in another browser context (another key). The node project's shared vault
+ * (a root of this file's own), one browser, two contexts; screenshots in
+ * tmp/console-e2e/.
  */
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = path.join(PROJECT_ROOT, "tmp/console-e2e");
 const TEXT = "bound notes\nsecond line\n";
 
-let vault: TestVault;
+let vault: SharedVault;
 let browser: Browser;
 let files: string;
 const contexts: BrowserContext[] = [];
@@ -47,7 +49,7 @@ async function newContext(): Promise<BrowserContext> {
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
-  vault = await startTestVault();
+  vault = await sharedVault("console-holder");
   files = await mkdtemp(path.join(os.tmpdir(), "capvault-console-holder-"));
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -59,7 +61,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const context of contexts) await context.close();
   await browser?.close();
-  await vault?.stop();
   if (files) await rm(files, { recursive: true, force: true });
 });
 
@@ -98,7 +99,12 @@ async function mintBoundRoot(jwk: unknown): Promise<string> {
   const response = await fetch(`${vault.url}/admin/roots`, {
     method: "POST",
     headers: { authorization: `Bearer ${vault.adminToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend: "r2", prefix: "console-holder/", label: "bound root", holder: jwk }),
+    body: JSON.stringify({
+      backend: "r2",
+      prefix: `console-holder-${randomUUID()}/`,
+      label: "bound root",
+      holder: jwk,
+    }),
   });
   expect(response.status).toBe(201);
   return ((await response.json()) as { token: string }).token;
