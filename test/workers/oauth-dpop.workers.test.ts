@@ -170,6 +170,11 @@ describe("DPoP-bound OAuth tokens", () => {
         401,
         "invalid_token",
       ]);
+      // Nor can a thief's own stale proof tell a live bound token from an unknown one.
+      const staleOwn = await proof(other, RESOURCE, access, (c) => {
+        c.iat = Math.floor(Date.now() / 1000) - 600;
+      });
+      expect(await oauthErrorOf(await mcp(`DPoP ${access}`, staleOwn))).toEqual([401, "invalid_token"]);
       // The holder's own bad proofs: replayed, for another URL, without the token's hash, stale.
       const replayed = await mcp(`DPoP ${access}`, good);
       expect(replayed.headers.get("www-authenticate")).toBe('DPoP algs="EdDSA ES256", error="invalid_dpop_proof"');
@@ -199,10 +204,13 @@ describe("DPoP-bound OAuth tokens", () => {
     const other = await newKey("Ed25519");
     const flow = await consented();
     const tokens = (await (await exchange(flow, await proof(key, TOKEN_URL, null))).json()) as Tokens;
-    expect(await oauthErrorOf(await refresh(flow.clientId, tokens.refresh_token))).toEqual([400, "invalid_dpop_proof"]);
+    // Without the key (no proof, or a thief's own) the refresh answers as an unknown token would.
+    expect(await oauthErrorOf(await refresh(flow.clientId, tokens.refresh_token))).toEqual([400, "invalid_grant"]);
     expect(
       await oauthErrorOf(await refresh(flow.clientId, tokens.refresh_token, await proof(other, TOKEN_URL, null))),
-    ).toEqual([400, "invalid_dpop_proof"]);
+    ).toEqual([400, "invalid_grant"]);
+    const unknown = await refresh(flow.clientId, `cvr_${"A".repeat(43)}`, await proof(other, TOKEN_URL, null));
+    expect(await oauthErrorOf(unknown)).toEqual([400, "invalid_grant"]);
     // Neither attempt rotated, nor ended the grant: the access token still works, and so does the holder's refresh.
     expect(
       await readText(await mcp(`DPoP ${tokens.access_token}`, await proof(key, RESOURCE, tokens.access_token))),

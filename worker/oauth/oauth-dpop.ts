@@ -17,10 +17,20 @@ export const DPOP_ALGS = ["EdDSA", "ES256"];
  */
 export type DpopCheck = { kind: "none" } | { kind: "proved"; jkt: string } | { kind: "refused"; holder: boolean };
 
-export async function checkDpop(c: Context<AppEnv>, path: string, token: string | null): Promise<DpopCheck> {
+/**
+ * `bound`: the key the token is bound to, when the request presents one. A
+ * proof by any other key then fails as anyone's could (`holder` false), so a
+ * thief's own proofs cannot tell a live bound token from an unknown one.
+ */
+export async function checkDpop(
+  c: Context<AppEnv>,
+  path: string,
+  token: string | null,
+  bound: string | null = null,
+): Promise<DpopCheck> {
   const proof = c.req.header("dpop") ?? null;
   if (proof === null) return { kind: "none" };
-  const jkt = await proofThumbprint(proof);
+  const jkt = bound ?? (await proofThumbprint(proof));
   if (!jkt) return { kind: "refused", holder: false };
   const now = Date.now();
   const url = `${publicOrigin(c)}${path}`;

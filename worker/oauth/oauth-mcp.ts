@@ -32,8 +32,8 @@ export function mcpRoute(routes: Hono<AppEnv>, dispatch: Dispatch): void {
       return oauthError({ reason: "invalid_token" }, { "WWW-Authenticate": challenge("invalid_token") });
     }
     if (record?.jkt !== undefined) {
-      const proved = await checkDpop(c, "/mcp", access);
-      if (proved.kind !== "proved" || proved.jkt !== record.jkt) {
+      const proved = await checkDpop(c, "/mcp", access, record.jkt);
+      if (proved.kind !== "proved") {
         await c.req.raw.body?.cancel();
         if (proved.kind === "refused" && proved.holder) {
           const dpopChallenge = `DPoP algs="${DPOP_ALGS.join(" ")}", error="invalid_dpop_proof"`;

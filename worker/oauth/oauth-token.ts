@@ -116,9 +116,9 @@ export function tokenRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): void {
     const record = await reg.peekRefresh(digest, Date.now());
     const childToken = record ? await unseal(refresh, record.sealed) : null;
     if (!record || !childToken || record.clientId !== clientId) return oauthError({ reason: "bad_refresh" });
-    // A bound grant refreshes only with a proof by its key; without one nothing changes (no rotation, no reuse alarm).
-    if (record.jkt !== undefined && record.jkt !== jkt)
-      return oauthError({ reason: "invalid_dpop_proof", at: "token" });
+    // A bound grant refreshes only with a proof by its key; without one it answers as an unknown token would and
+    // nothing changes (no rotation, no reuse alarm), so a thief learns nothing from it.
+    if (record.jkt !== undefined && record.jkt !== jkt) return oauthError({ reason: "bad_refresh" });
     // A grant lives exactly as long as its cap: revoked there (or any ancestor), the refresh fails too.
     const alive = await dispatch(new Request(`${new URL(c.req.url).origin}/object/${childToken}`), c);
     await alive.body?.cancel();
