@@ -93,6 +93,14 @@ describe("Python package (clients/python)", () => {
     expect(plugin.output).toMatch(/^test_the_package_declares_the_hermes_entry_point .* \.\.\. ok$/m);
     expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
   }, 300_000);
+
+  it("content search: FsCap.search and the Hermes plugin's search_files on the vault's search, on disk and R2", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const search = await run(venv.python, ["-m", "unittest", "-v", "test_search"], { cwd: TESTS, env: liveEnv() });
+    expect(search.status, search.output).toBe(0);
+    expect(search.output).toMatch(/^OK$/m);
+    expect(search.output).not.toMatch(/skipped/);
+  }, 300_000);
   it("share to a named holder, end to end: CLI key new, share --to, the Python client signs; the leaked URL opens nothing", async () => {
     expect(venv.ok, venv.log).toBe(true);
     // The stdlib Ed25519 the client signs with, against RFC 8032's vectors.

@@ -11,21 +11,19 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import hashlib
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..client import CapError
 from ._common import CapLike, as_cap, refusal_text, rel
+from .content_search import search_content
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_READ_CHARS = 100_000
 # The whole file is fetched to page it by lines; past this the read is refused instead.
 MAX_READ_BYTES = 50 * 1024 * 1024
-# search_files bounds its work per call: files listed, and bytes read.
+# search_files with target=files lists at most this many files per call.
 SEARCH_MAX_FILES = 5000
-SEARCH_MAX_BYTES = 32 * 1024 * 1024
-SEARCH_MAX_FILE_BYTES = 2 * 1024 * 1024
 BINARY_EXTENSIONS = frozenset(
     ".png .jpg .jpeg .gif .webp .bmp .ico .pdf .zip .gz .tgz .bz2 .xz .7z .tar .exe .dll .so .dylib"
     " .class .jar .pyc .o .a .wasm .mp3 .mp4 .mov .wav .flac .ogg .sqlite .db .woff .woff2 .ttf".split()
@@ -329,13 +327,16 @@ class CapFileTools:
     ) -> Dict[str, Any]:
         """Hermes' search_files over the cap: a file-name glob (``target="files"``) or a regex over content.
 
-        Work is bounded per call (files listed, bytes read); when a bound is
-        reached the result says ``truncated`` with a ``limit_reason``.
+        Content is searched by the vault (content_search.py); file names by a
+        bounded listing. When a bound is reached the result says ``truncated``
+        with a ``limit_reason``.
         """
         base = rel(path)
         limit = max(1, _int(limit, 50))
         offset = max(0, _int(offset, 0))
         context = max(0, min(_int(context, 0), 10))
+        if target != "files":
+            return search_content(self._cap, base, pattern, file_glob, limit, offset, output_mode, context)
         truncated_by: Optional[str] = None
         files: List[Dict[str, Any]] = []
         try:
@@ -353,66 +354,12 @@ class CapFileTools:
         def glob_ok(name: str) -> bool:
             return not file_glob or fnmatch.fnmatch(name.rpartition("/")[2], file_glob) or fnmatch.fnmatch(name, file_glob)
 
-        if target == "files":
-            names = [join(e["name"]) for e in files if fnmatch.fnmatch(e["name"].rpartition("/")[2], pattern or "*") and glob_ok(e["name"])]
-            out: Dict[str, Any] = {"total_count": len(names)}
-            page = names[offset : offset + limit]
-            if page:
-                out["files"] = page
-            if offset + limit < len(names) or truncated_by:
-                out["truncated"] = True
-                out["total_count_is_lower_bound"] = bool(truncated_by)
-            if truncated_by:
-                out["limit_reason"] = truncated_by
-            return out
-        try:
-            rx = re.compile(pattern)
-        except re.error as e:
-            return {"total_count": 0, "error": f"Invalid regular expression: {e}"}
-        matches: List[Dict[str, Any]] = []
-        counts: Dict[str, int] = {}
-        scanned = 0
-        for entry in files:
-            name = entry["name"]
-            if not glob_ok(name) or int(entry.get("size") or 0) > SEARCH_MAX_FILE_BYTES:
-                continue
-            if scanned + int(entry.get("size") or 0) > SEARCH_MAX_BYTES:
-                truncated_by = f"stopped after reading {SEARCH_MAX_BYTES // (1024 * 1024)} MiB"
-                break
-            full = join(name)
-            try:
-                data = self._cap.read(full)
-            except CapError:
-                continue  # gone, or a link out of the root: never part of the answer
-            scanned += len(data)
-            if _is_binary(full, data[:1000]):
-                continue
-            lines = data.decode("utf-8", "replace").splitlines()
-            hit_lines = [i for i, line in enumerate(lines) if rx.search(line)]
-            if not hit_lines:
-                continue
-            counts[full] = len(hit_lines)
-            shown = sorted({j for i in hit_lines for j in range(max(0, i - context), min(len(lines), i + context + 1))})
-            for j in shown:
-                matches.append({"path": full, "line": j + 1, "content": lines[j]})
-        out = {}
-        if output_mode == "files_with_matches":
-            names = list(counts)
-            out["total_count"] = len(names)
-            if names[offset : offset + limit]:
-                out["files"] = names[offset : offset + limit]
-            more = offset + limit < len(names)
-        elif output_mode == "count":
-            out["total_count"] = sum(counts.values())
-            if counts:
-                out["counts"] = counts
-            more = False
-        else:
-            out["total_count"] = len(matches)
-            if matches[offset : offset + limit]:
-                out["matches"] = matches[offset : offset + limit]
-            more = offset + limit < len(matches)
-        if more or truncated_by:
+        names = [join(e["name"]) for e in files if fnmatch.fnmatch(e["name"].rpartition("/")[2], pattern or "*") and glob_ok(e["name"])]
+        out: Dict[str, Any] = {"total_count": len(names)}
+        page = names[offset : offset + limit]
+        if page:
+            out["files"] = page
+        if offset + limit < len(names) or truncated_by:
             out["truncated"] = True
             out["total_count_is_lower_bound"] = bool(truncated_by)
         if truncated_by:
