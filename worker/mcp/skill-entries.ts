@@ -164,10 +164,19 @@ async function skillFiles(scope: SkillScope, folder: string): Promise<Result<Ski
   if (page.value.cursor !== null) return ok(null);
   const entries = page.value.entries.filter((e) => e.type === "file");
   // A folder below that holds a SKILL.md is a skill of its own: its files are not this one's.
-  const nested = entries
-    .filter((e) => e.name !== SKILL_FILE && e.name.endsWith(`/${SKILL_FILE}`))
-    .map((e) => e.name.slice(0, -SKILL_FILE.length));
-  const own = entries.filter((e) => !nested.some((prefix) => e.name.startsWith(prefix)));
+  const nested = new Set(
+    entries
+      .filter((e) => e.name !== SKILL_FILE && e.name.endsWith(`/${SKILL_FILE}`))
+      .map((e) => e.name.slice(0, -SKILL_FILE.length - 1)),
+  );
+  // Each of a file's folders looked up once: linear in the names, however many skills nest.
+  const insideNested = (name: string) => {
+    for (let at = name.indexOf("/"); at !== -1; at = name.indexOf("/", at + 1)) {
+      if (nested.has(name.slice(0, at))) return true;
+    }
+    return false;
+  };
+  const own = entries.filter((e) => !insideNested(e.name));
   if (own.length > SKILL_MAX_FILES) return ok(null);
   let bytes = 0;
   const resources: SkillResource[] = [];
