@@ -3,23 +3,12 @@ import { refusal } from "../../shared/refusals.ts";
 import { mayBeBound } from "../../shared/token.ts";
 import { type AppEnv, type CapStub, capStub } from "../cap-stub.ts";
 import { holderGate } from "../holder-proof.ts";
-import {
-  basicChallenge,
-  DAV_METHODS,
-  type DavRequest,
-  davCopyMove,
-  davDelete,
-  davError,
-  davGet,
-  davLock,
-  davMkcol,
-  davOptions,
-  davPath,
-  davPropfind,
-  davProppatch,
-  davPut,
-  davUnlock,
-} from "./dav-methods.ts";
+import { davCopyMove } from "./dav-copy-move.ts";
+import { davLock, davUnlock } from "./dav-locking.ts";
+import { basicChallenge, DAV_METHODS, type DavRequest, davError, davPath } from "./dav-methods.ts";
+import { davProppatch } from "./dav-props.ts";
+import { davGet, davOptions, davPropfind } from "./dav-read.ts";
+import { davDelete, davMkcol, davPut } from "./dav-write.ts";
 
 /**
  * WebDAV (RFC 4918, classes 1 and 2) over a cap, at `/object/<token>/dav/`
