@@ -206,6 +206,10 @@ describe("OAuth in Chromium", () => {
     expect(((await refreshed.json()) as { error: string }).error).toBe("invalid_grant");
     await client.close();
     await page.close();
+    // Nothing the launcher printed names a secret the flow handed out.
+    for (const secret of [tokens.access_token, tokens.refresh_token, back.searchParams.get("code")!]) {
+      expect(vault.output()).not.toContain(secret);
+    }
   }, 120_000);
 
   it("a consent approved with a revoked cap shows no such capability and mints nothing", async () => {
@@ -283,6 +287,8 @@ describe("OAuth in Chromium", () => {
       // The opener was handed that URL (mcp-remote re-encodes spaces in it).
       const state = new URL(url).searchParams.get("state")!;
       await expect.poll(() => readFile(opened, "utf8").catch(() => ""), { timeout: 10_000 }).toContain(state);
+      // ...and took it (so mcp-remote tried none of its fallbacks, x-www-browser among them).
+      await expect.poll(() => stderr, { timeout: 10_000 }).toContain("Browser opened automatically.");
       await approveInBrowser(page, url, rootToken, "06-consent-mcp-remote");
       await page.waitForURL((u) => u.hostname === "localhost" && u.pathname === "/oauth/callback");
       await shot(page, "07-mcp-remote-callback");
