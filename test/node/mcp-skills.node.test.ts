@@ -19,12 +19,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { mcpClients, postMcp } from "./mcp-client.ts";
-import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 /** Skills one skills/list page holds at most (SKILLS_PAGE of worker/mcp/skill-entries.ts, which imports workerd-only code). */
 const SKILLS_PAGE = 16;
 
-let vault: TestVault;
+let vault: SharedVault;
 let fs: FsCap;
 const { connect, keep, closeAll } = mcpClients();
 
@@ -51,14 +51,13 @@ const GAMMA = "skill://skills/alpha/inner/gamma/SKILL.md";
 const BETA = "skill://skills/team/beta/SKILL.md";
 
 beforeAll(async () => {
-  vault = await startTestVault();
-  fs = new FsCap((await mintRoot(vault, { backend: "r2", prefix: "mcp-skills/", label: "mcp-skills" })).url);
+  vault = await sharedVault("mcp-skills");
+  fs = new FsCap(vault.rootCapUrl);
   await Promise.all(Object.entries(TREE).map(([file, text]) => fs.write(file, text)));
 });
 
 afterAll(async () => {
   await closeAll();
-  await vault?.stop();
 });
 
 async function connectV2(capUrl: string): Promise<ClientV2> {
@@ -174,7 +173,7 @@ describe("skills/list and skills/get, 2026-07-28 (the SDK v2's SkillsClient)", (
       );
       expect(error, uri).toBeInstanceOf(ProtocolError);
       expect((error as ProtocolError).code, uri).toBe(-32602);
-      expect((error as ProtocolError).message, uri).not.toContain("mcp-skills/");
+      expect((error as ProtocolError).message, uri).not.toContain("mcp-skills-");
     }
   });
 });
