@@ -3,7 +3,8 @@
  * this checkout against a second one (DIR, e.g. `git archive` of the commit before a change, with
  * node_modules linked), each on a vault of its own, in small batches that alternate between the two
  * (this, base, base, this, …), so a burst of load elsewhere falls on both alike. Per op and side: the
- * median over batches of the vault's CPU per call (its process group, from /proc) and of the batch's
+ * median over batches of the vault's CPU per call (its process group from /proc, and its Node process,
+ * the disk host, alone) and of the batch's
  * p50, and the median of the per-batch-pair ratios this ÷ base. On a loaded machine the CPU figures are
  * the ones to read. A benchmark: prints, asserts nothing.
  */
@@ -12,7 +13,7 @@ import { parseArgs } from "node:util";
 import { PROJECT_ROOT } from "../launcher/build-worker.ts";
 import type { TestVault } from "../test/node/test-vault.ts";
 import { lean, leanOk } from "./lean-http.ts";
-import { groupCpuMs } from "./proc-stats.ts";
+import { cpuByName } from "./proc-stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -74,16 +75,31 @@ async function startVault(root: string): Promise<TestVault> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** One batch: CPU ms per call of the vault's group, and the batch's p50 in ms. */
-async function batch(vault: TestVault, op: Op, from: number): Promise<{ cpu: number; p50: number }> {
+/** The vault's CPU so far, ms: all of it, and the launcher's Node process (the disk host) alone. */
+async function cpuNow(vault: TestVault): Promise<{ all: number; node: number }> {
+  let all = 0;
+  for (const { user, sys } of (await cpuByName(vault.pgid)).values()) all += user + sys;
+  const node = (await cpuByName(vault.pgid)).get("node");
+  return { all, node: node ? node.user + node.sys : 0 };
+}
+
+interface Batch {
+  cpu: number;
+  node: number;
+  p50: number;
+}
+
+/** One batch: CPU ms per call of the vault's group and of its Node process, and the batch's p50 in ms. */
+async function batch(vault: TestVault, op: Op, from: number): Promise<Batch> {
   const times: number[] = [];
-  const before = await groupCpuMs(vault.pgid);
+  const before = await cpuNow(vault);
   for (let i = from; i < from + CALLS; i++) {
     const t0 = performance.now();
     await op(i);
     times.push(performance.now() - t0);
   }
-  return { cpu: ((await groupCpuMs(vault.pgid)) - before) / CALLS, p50: median(times) };
+  const after = await cpuNow(vault);
+  return { cpu: (after.all - before.all) / CALLS, node: (after.node - before.node) / CALLS, p50: median(times) };
 }
 
 const sides: { label: string; vault: TestVault; ops: Record<string, Op> }[] = [];
@@ -98,22 +114,23 @@ try {
   console.log(`${BATCHES} batches of ${CALLS} calls per op and side, alternating; Node ${process.version}\n`);
   for (const name of values.ops.split(",")) {
     for (const side of sides) for (let i = 0; i < 30; i++) await side.ops[name]!(i);
-    const got = sides.map(() => ({ cpu: [] as number[], p50: [] as number[] }));
+    const got = sides.map(() => ({ cpu: [] as number[], node: [] as number[], p50: [] as number[] }));
     const cpuRatio: number[] = [];
     const p50Ratio: number[] = [];
     for (let b = 0; b < BATCHES; b++) {
       const order = b % 2 === 0 ? [0, 1] : [1, 0];
-      const round: { cpu: number; p50: number }[] = [];
+      const round: Batch[] = [];
       for (const s of order) round[s] = await batch(sides[s]!.vault, sides[s]!.ops[name]!, b * CALLS);
       for (const s of [0, 1]) {
         got[s]!.cpu.push(round[s]!.cpu);
+        got[s]!.node.push(round[s]!.node);
         got[s]!.p50.push(round[s]!.p50);
       }
       cpuRatio.push(round[0]!.cpu / round[1]!.cpu);
       p50Ratio.push(round[0]!.p50 / round[1]!.p50);
     }
     const line = (s: number) =>
-      `${sides[s]!.label}: CPU ${median(got[s]!.cpu).toFixed(2)} ms/call, p50 ${median(got[s]!.p50).toFixed(2)} ms`;
+      `${sides[s]!.label}: CPU ${median(got[s]!.cpu).toFixed(2)} (node ${median(got[s]!.node).toFixed(2)}) ms/call, p50 ${median(got[s]!.p50).toFixed(2)} ms`;
     console.log(
       `${name.padEnd(9)} ${line(0)} | ${line(1)} | this/base: CPU ${median(cpuRatio).toFixed(2)}×, p50 ${median(p50Ratio).toFixed(2)}×`,
     );

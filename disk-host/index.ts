@@ -27,6 +27,7 @@ import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limit
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext, WalkBudget } from "./host-context.ts";
+import type { HostRequest } from "./host-request.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
@@ -61,7 +62,7 @@ export interface DiskHostOptions {
 
 export interface DiskHost {
   /** The `DISK` service binding. Answers every call with 200 and a protocol body. */
-  fetch(request: Request): Promise<Response>;
+  fetch(request: HostRequest): Promise<Response>;
   /** Removes temp files and sidecars a crash left behind. Call at start, before serving. */
   cleanStaleTemps(): Promise<void>;
   /** Waits for calls in progress, then releases the held folders; later calls answer "unavailable". */

@@ -15,6 +15,7 @@ import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from 
 import { makeFolder, removeFolder } from "./folder-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
+import type { HostRequest } from "./host-request.ts";
 import { dropVersion, readVersion } from "./version-store.ts";
 
 /**
@@ -23,10 +24,10 @@ import { dropVersion, readVersion } from "./version-store.ts";
  * body: Miniflare would turn a thrown error into a 500 carrying its message,
  * and Node's fs messages carry host paths.
  */
-export async function serveCall(ctx: HostContext, request: Request): Promise<Response> {
+export async function serveCall(ctx: HostContext, request: HostRequest): Promise<Response> {
   try {
     if (request.method !== "POST" || request.body === null) return json(refuse("malformedDiskCall"));
-    const framed = await splitFrame(request.body as ReadableStream<Uint8Array>);
+    const framed = await splitFrame(request.body);
     if (!framed) return json(refuse("malformedDiskCall"));
     const call = decodeCall(framed.json);
     // Other calls carry no content; anything there is dropped, as slowly as the bounds of an empty write allow.

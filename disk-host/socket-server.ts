@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { type HostRequest, rawHeader } from "./host-request.ts";
 
 /** A running disk host socket: `close()` stops accepting calls and ends idle connections. */
 export interface DiskHostSocket {
@@ -23,7 +24,7 @@ export interface DiskHostSocket {
  * new Miniflare({ serviceBindings: { DISK: { external: { address: "unix:/tmp/capvault-x/disk.sock", http: {} } } } });
  */
 export function serveOnUnixSocket(
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: HostRequest) => Promise<Response>,
   socketPath: string,
 ): Promise<DiskHostSocket> {
   const server = createServer((req, res) => {
@@ -54,19 +55,16 @@ export function serveOnUnixSocket(
 }
 
 async function answer(
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: HostRequest) => Promise<Response>,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const headers = new Headers();
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  const request = new Request(`http://disk${req.url ?? "/"}`, {
+  const request: HostRequest = {
     method: req.method ?? "GET",
-    headers,
+    headers: { get: (name) => rawHeader(req.rawHeaders, name) },
     body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : null,
-    duplex: "half",
-  } as RequestInit);
+  };
   const response = await handler(request);
   if (res.destroyed) {
     // workerd hung up while the call ran: release what the answer holds (an open file, for a read).
