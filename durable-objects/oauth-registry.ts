@@ -17,6 +17,13 @@ import { DurableObject } from "cloudflare:workers";
 export const MAX_CLIENTS = 10_000;
 /** Registrations the vault accepts per minute, all clients together. */
 export const REGISTRATIONS_PER_MINUTE = 30;
+/**
+ * Authorization requests (the consent page and its answers) a client may make
+ * per minute. Counted in memory: a restart forgetting a minute's counts costs
+ * nothing, and a durable write per page view would cost every honest one.
+ * With registrations bounded too, the vault's consent traffic is bounded.
+ */
+export const AUTHORIZATIONS_PER_MINUTE = 60;
 /** Expired records removed per alarm; the alarm runs again while any remain. */
 const SWEEP_BATCH = 500;
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
@@ -85,6 +92,8 @@ export type RefreshOutcome =
 
 export type RegisterOutcome = { kind: "registered" } | { kind: "full" } | { kind: "busy" };
 
+export type AuthorizingClient = { kind: "ok"; client: ClientRecord } | { kind: "unknown" } | { kind: "busy" };
+
 const expired = (expiresAt: number | null, now: number) => expiresAt !== null && expiresAt <= now;
 
 export class OAuthRegistry extends DurableObject {
@@ -93,6 +102,8 @@ export class OAuthRegistry extends DurableObject {
   }
 
   #proofTable = false;
+  /** This minute's authorization requests per client; replaced whole when the minute turns. */
+  #authorizations = { window: -1, counts: new Map<string, number>() };
 
   /**
    * Records a verified proof's `jti` for its key: false when seen before
@@ -133,6 +144,18 @@ export class OAuthRegistry extends DurableObject {
 
   client(clientId: string): ClientRecord | null {
     return this.kv.get<ClientRecord>(`client:${clientId}`) ?? null;
+  }
+
+  /** The client an authorization request names, counted against its minute's allowance. */
+  authorizingClient(clientId: string, now: number): AuthorizingClient {
+    const client = this.client(clientId);
+    if (!client) return { kind: "unknown" };
+    const window = Math.floor(now / 60_000);
+    if (this.#authorizations.window !== window) this.#authorizations = { window, counts: new Map() };
+    const used = this.#authorizations.counts.get(clientId) ?? 0;
+    if (used >= AUTHORIZATIONS_PER_MINUTE) return { kind: "busy" };
+    this.#authorizations.counts.set(clientId, used + 1);
+    return { kind: "ok", client };
   }
 
   async putCode(digest: string, record: CodeRecord): Promise<null> {

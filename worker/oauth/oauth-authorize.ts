@@ -34,7 +34,16 @@ async function checkAuthorization(
   | { kind: "ok"; request: AuthorizationRequest; client: { name: string } }
 > {
   const clientId = single(params, "client_id");
-  const client = typeof clientId === "string" && clientId.length <= 64 ? await registry(c).client(clientId) : null;
+  const found =
+    typeof clientId === "string" && clientId.length <= 64
+      ? await registry(c).authorizingClient(clientId, Date.now())
+      : null;
+  if (found?.kind === "busy") {
+    const page = await errorPage("Too many authorization requests from this client: try again in a minute.", 429);
+    page.headers.set("Retry-After", "60");
+    return { kind: "page", response: page };
+  }
+  const client = found?.kind === "ok" ? found.client : null;
   if (!client || !clientId) return { kind: "page", response: await errorPage("No such client is registered here.") };
   const redirectUri =
     single(params, "redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : null);
