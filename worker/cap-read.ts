@@ -1,4 +1,4 @@
-import { AUDITED_REFUSALS } from "../durable-objects/cap-object.ts";
+import { AUDITED_REFUSALS } from "../durable-objects/cap-audit.ts";
 import { checkKey } from "../durable-objects/path-check.ts";
 import { refuse } from "../shared/refusals.ts";
 import type { Result } from "../shared/result.ts";
