@@ -174,7 +174,8 @@ function valueCycles(edges: ReadonlyMap<string, string[]>): string[][] {
   return components;
 }
 
-const SKIP = new Set(["node_modules", ".git", ".wrangler", ".capvault", "dist", "vault-data"]);
+// Gitignored scratch and build folders (.gitignore) hold no source of the project.
+const SKIP = new Set(["node_modules", ".git", ".wrangler", ".capvault", "dist", "vault-data", "tmp", ".venv"]);
 
 /** Every TypeScript source file under `root` (declaration files and generated bundles aside). */
 export function repositorySources(root: string): Map<string, string> {
