@@ -23,6 +23,7 @@ import { CapDavProps, type DeadProp, type PatchOutcome, type PropOp } from "./ca
 import { CapFiles, type ReadGrant, type WriteFileHeaders } from "./cap-files.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
+import { CapMcpSessions, type SubscribeOutcome } from "./cap-mcp-sessions.ts";
 import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, isoOrNull } from "./cap-record.ts";
@@ -69,6 +70,8 @@ export class CapObject extends DurableObject<ObjectEnv> {
   private readonly davLocks = new CapDavLocks(this.host, this.gate);
   /** WebDAV dead properties (issue 26): bounded per resource and per cap (cap-dav-props.ts). */
   private readonly davProps = new CapDavProps(this.host, this.gate);
+  /** 2025-era MCP sessions' resource subscriptions (worker/mcp/mcp-subscriptions.ts): in memory, bounded. */
+  private readonly mcpSessions = new CapMcpSessions(this.gate);
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -213,6 +216,22 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   async redactVersion(rawId: string): Promise<Result<null>> {
     return this.history.redactVersion(rawId);
+  }
+
+  // ---- MCP resource subscriptions (cap-mcp-sessions.ts) --------------------
+
+  async mcpSubscribe(session: string, rawPath: string, uri: string): Promise<Result<SubscribeOutcome>> {
+    return this.mcpSessions.subscribe(session, rawPath, uri);
+  }
+
+  async mcpUnsubscribe(session: string, uri: string): Promise<Result<null>> {
+    return this.mcpSessions.unsubscribe(session, uri);
+  }
+
+  /** The watch feed of a 2025-era MCP session's GET stream, cut to what it subscribed to. */
+  async mcpSessionFeed(session: string, rawSince: string | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    const feed = await this.history.watch(rawSince);
+    return feed.ok ? ok(this.mcpSessions.feed(session, feed.value)) : feed;
   }
 
   // ---- delegation (cap-mint.ts, cap-children.ts) --------------------------

@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
 import { RESOURCE_NOT_FOUND } from "./cap-resources.ts";
+import { LISTEN_CAPABILITIES } from "./mcp-listen.ts";
 import { CAP_INSTRUCTIONS, sharedCapServer } from "./mcp-server.ts";
 import { forwardSkills } from "./skills-modern.ts";
 
@@ -63,7 +64,7 @@ function modernServer(rights: readonly Right[]): Server {
   const server = new Server(
     { name: "capvault", version: "0.1.0" },
     {
-      capabilities: { tools: {}, ...(rights.includes("read") ? { resources: {} } : {}) },
+      capabilities: { tools: {}, ...(rights.includes("read") ? { resources: { ...LISTEN_CAPABILITIES } } : {}) },
       instructions: CAP_INSTRUCTIONS,
       jsonSchemaValidator: alreadyChecked,
     },

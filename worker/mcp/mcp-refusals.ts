@@ -76,6 +76,24 @@ const MCP_REFUSALS = {
     message: (p: { max: number }) => `read_media_file reads files of at most ${p.max} bytes`,
   },
   headAndTail: { code: "bad_request", message: "give head or tail, not both" },
+  notACapUri: {
+    code: "bad_request",
+    message: "subscriptions take file: or skill: URIs of a file under this capability's root",
+  },
+  subscribeNeedsSession: {
+    code: "bad_request",
+    message: "resources/subscribe needs the Mcp-Session-Id this server answered initialize with",
+  },
+  tooManySubscriptions: {
+    code: "too_large",
+    message: (p: { max: number; chars: number }) =>
+      `a session or listen stream holds at most ${p.max} resource subscriptions, each URI at most ${p.chars} characters`,
+  },
+  tooManyStreams: {
+    code: "too_large",
+    message: (p: { max: number }) =>
+      `a capability holds at most ${p.max} open MCP change streams here at once; close one before opening another`,
+  },
 } as const satisfies Record<string, RefusalEntry>;
 
 /** The MCP tools' refusal for `reason`. */

@@ -6,8 +6,10 @@ import { readJsonBody } from "../json-body.ts";
 import { capFiles, rootedFiles } from "./cap-files.ts";
 import { knownRights, rememberRights } from "./known-rights.ts";
 import { claimsModernEra } from "./mcp-era.ts";
+import { answerListen, isListenRequest } from "./mcp-listen.ts";
 import { answerPost, jsonRpcError } from "./mcp-post.ts";
 import { sharedCapServer } from "./mcp-server.ts";
+import { answerSessionStream, runWithSession, withNewSession } from "./mcp-subscriptions.ts";
 import { foreignOriginRefused } from "./origin-check.ts";
 import { budgetedFiles, MAX_BATCH_MESSAGES, RequestBudget } from "./request-budget.ts";
 import { runInScope } from "./request-scope.ts";
@@ -18,9 +20,11 @@ const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 /**
  * `/object/<token>/mcp`: MCP over Streamable HTTP, stateless. Each POST is
  * answered, in JSON, by the isolate's server for the cap's rights, its calls
- * running in a scope of their own (the cap, a fresh budget); there is no
- * session and no server-initiated stream, so GET and DELETE are 405. An
- * unknown or revoked token is the usual 404 `no_such_cap`, whatever the request.
+ * running in a scope of their own (the cap, a fresh budget). The one state is
+ * a 2025-era session's resource subscriptions, streamed on its GET
+ * (mcp-subscriptions.ts); 2026's `subscriptions/listen` is one POST's stream
+ * (mcp-listen.ts). DELETE is 405. An unknown or revoked token is the usual
+ * 404 `no_such_cap`, whatever the request.
  */
 export const mcpRoutes = new Hono<AppEnv>();
 
@@ -40,6 +44,8 @@ mcpRoutes.all("/:token/mcp", async (c) => {
     if (!info.ok) return errorResponse(info.error);
     rights = rememberRights(c.get("capId")!, info.value.rights);
   }
+  // A session's stream of resource notifications (mcp-subscriptions.ts).
+  if (c.req.method === "GET") return answerSessionStream(c.req.raw, cap, c.get("capId")!);
   if (c.req.method !== "POST")
     return jsonRpcError(405, -32000, "Method not allowed: this stateless server only answers POST.", { Allow: "POST" });
   // The body is read here, not by the transport, to refuse an oversized batch before any of it runs.
@@ -72,13 +78,15 @@ mcpRoutes.all("/:token/mcp", async (c) => {
   const budget = new RequestBudget();
   const files = budgetedFiles(rootedFiles(capFiles(cap, c.env)), budget);
   const context = { cap, files, budget, origin: publicOrigin(c), env: c.env };
+  if (modern && isListenRequest(body.value)) return answerListen(c.req.raw, body.value, cap, c.get("capId")!, rights);
   if (era && modern) {
     const handler = era.modernCapHandler(rights);
     return runInScope({ context, budget }, () => handler.fetch(c.req.raw, { parsedBody: body.value }));
   }
-  const answer = await runInScope({ context, budget }, () =>
-    answerPost(c.req.raw, body.value, sharedCapServer(rights)),
+  const answer = await runWithSession(c.req.raw, () =>
+    runInScope({ context, budget }, () => answerPost(c.req.raw, body.value, sharedCapServer(rights))),
   );
+  withNewSession(body.value, rights, answer.response);
   // Every call succeeded, so each found the cap alive: the answer stands. A
   // refusal may come from a cap revoked before or while the calls ran: then
   // answer like every other route for a dead cap.
