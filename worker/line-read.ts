@@ -131,9 +131,9 @@ export async function linesOf(
       lineBytes = keptBytes;
     }
     if (length > 0) lastByte = value[length - 1]!;
-    // A turn every MiB scanned: other requests wait for one step of the scan, not all of it.
+    // A turn every 256 KiB scanned: other requests wait for one step of the scan, not all of it.
     sinceTurn += length;
-    if (sinceTurn >= 1024 * 1024) {
+    if (sinceTurn >= 256 * 1024) {
       sinceTurn = 0;
       await yieldTurn();
     }

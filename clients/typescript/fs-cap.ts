@@ -3,6 +3,8 @@ import type {
   CapInfo,
   ChildPage,
   ChildView,
+  FolderCount,
+  LinesPage,
   ListEntry,
   ListPage,
   MintedCap,
@@ -24,6 +26,7 @@ import {
 } from "./fs-cap-delegation.ts";
 import { emptyStream, everyEntry, openFile, pathCall, pathParam, putFile } from "./fs-cap-files.ts";
 import { type SearchOptions, searchPage } from "./fs-cap-search.ts";
+import { type LinesOptions, linesPage, removeTreeCall } from "./fs-cap-trees.ts";
 import { redactVersion, restoreVersion, versionBytes, versionsPage } from "./fs-cap-versions.ts";
 import type { HolderKey } from "./holder.ts";
 import type {
@@ -248,8 +251,28 @@ export class FsCap {
   }
 
   /**
-   * Moves a file. An existing destination is a `conflict` unless `overwrite`.
-   * Needs the write and delete rights.
+   * Deletes a folder and everything below it (needs delete and list): at most
+   * 32 entries, else `too_large` and nothing deleted. Answers what it deleted.
+   * @example
+   * const { files, folders } = await fs.removeTree("skills/old");
+   */
+  async removeTree(path: string): Promise<FolderCount> {
+    return removeTreeCall(this.#http, this.#base, path);
+  }
+
+  /**
+   * One window of a text file's lines (needs read), with the file's line count.
+   * @example
+   * const { lines, totalLines, nextOffset } = await fs.readLines("log.txt", { offset: 100, limit: 50 });
+   */
+  async readLines(path: string, options: LinesOptions = {}): Promise<LinesPage> {
+    return linesPage(this.#http, this.#base, path, options);
+  }
+
+  /**
+   * Moves a file, or a folder (at most 32 entries; merged into an existing
+   * folder, refused if a file would land on a file). An existing destination
+   * file is a `conflict` unless `overwrite`. Needs the write and delete rights (and list for a folder).
    * @example
    * await fs.move("drafts/a.md", "published/a.md");
    * await fs.move("a.tmp", "a.json", { overwrite: true });

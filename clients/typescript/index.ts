@@ -21,6 +21,7 @@ export { CapError, isCapError } from "./cap-error.ts";
 export type { WatchOptions } from "./cap-watch.ts";
 export { FsCap } from "./fs-cap.ts";
 export type { SearchOptions } from "./fs-cap-search.ts";
+export type { LinesOptions } from "./fs-cap-trees.ts";
 export type { HolderAlgorithm, HolderKeyFile } from "./holder.ts";
 export { HolderKey } from "./holder.ts";
 export type { MemoryResult, MemoryTool, MemoryToolResultBlock } from "./memory-tool.ts";

@@ -101,6 +101,13 @@ describe("Python package (clients/python)", () => {
     expect(search.output).toMatch(/^OK$/m);
     expect(search.output).not.toMatch(/skipped/);
   }, 300_000);
+  it("folder trees and line windows: FsCap.rmtree, move and read_lines, and the Hermes plugin on them, on disk and R2", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const trees = await run(venv.python, ["-m", "unittest", "-v", "test_trees"], { cwd: TESTS, env: liveEnv() });
+    expect(trees.status, trees.output).toBe(0);
+    expect(trees.output).toMatch(/^OK$/m);
+    expect(trees.output).not.toMatch(/skipped/);
+  }, 300_000);
   it("share to a named holder, end to end: CLI key new, share --to, the Python client signs; the leaked URL opens nothing", async () => {
     expect(venv.ok, venv.log).toBe(true);
     // The stdlib Ed25519 the client signs with, against RFC 8032's vectors.

@@ -2,10 +2,12 @@ import { z } from "zod";
 import { EDIT_ATTEMPTS } from "../../memory-tool/memory-edit.ts";
 import { MAX_TEXT_BYTES } from "../../memory-tool/text-files.ts";
 import { yieldTurn } from "../../shared/yield-turn.ts";
+import { FOLDER_OP_LIMIT, isFolderMoveRefusal } from "../folder-ops.ts";
 import { type CapTool, has, PATH_HELP } from "./cap-tool.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import { applyEditsInTurns, MAX_EDITS } from "./text-edits.ts";
 import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
+import { moveDirectory } from "./tree-tools.ts";
 import { unifiedDiffInTurns } from "./unified-diff.ts";
 
 export const writeFileTool: CapTool = {
@@ -138,18 +140,19 @@ export const deleteFileTool: CapTool = {
 export const moveFileTool: CapTool = {
   name: "move_file",
   allowed: (rights) => has(rights, "write", "delete"),
-  register(server, { files }) {
+  register(server, context) {
+    const { files } = context;
     server.registerTool(
       "move_file",
       {
-        description:
-          "Move or rename one file within this capability. Fails with conflict if the destination exists. Both paths are relative to the capability's root.",
+        description: `Move or rename a file or a directory within this capability. A file fails with conflict if the destination exists. A directory (at most ${FOLDER_OP_LIMIT} files and folders, else refused whole) is merged into an existing one, refused before anything moves if a file would land on a file. Both paths are relative to the capability's root.`,
         inputSchema: { source: z.string().describe(PATH_HELP), destination: z.string().describe(PATH_HELP) },
         outputSchema: TEXT_OUTPUT,
         annotations: { destructiveHint: true },
       },
       async ({ source, destination }) => {
         const moved = await files.move(source, destination);
+        if (isFolderMoveRefusal(moved)) return moveDirectory(context, source, destination);
         return moved.ok ? textResult(`Successfully moved ${source} to ${destination}`) : errorResult(moved.error);
       },
     );

@@ -10,7 +10,6 @@ import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
 import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, writeFileTool } from "./file-tools.ts";
 import { createDirectoryTool, listAllowedDirectoriesTool } from "./folder-tools.ts";
-import { registerSubscriptions } from "./mcp-subscriptions.ts";
 import { readMediaFileTool } from "./media-tool.ts";
 import { readFileTool, readMultipleFilesTool, readTextFileTool } from "./read-tools.ts";
 import { answerWithin, budgetedFiles, RequestBudget } from "./request-budget.ts";
@@ -19,6 +18,7 @@ import { searchFilesTool } from "./search-tool.ts";
 import { SharedTransport } from "./shared-transport.ts";
 import { listDirectoryWithSizesTool } from "./sized-listing-tool.ts";
 import { registerCapSkills } from "./skills.ts";
+import { deleteDirectoryTool, readTextLinesTool } from "./tree-tools.ts";
 import { listVersionsTool, restoreVersionTool } from "./version-tools.ts";
 
 /**
@@ -46,6 +46,8 @@ export const CAP_TOOLS: readonly CapTool[] = [
   listVersionsTool,
   restoreVersionTool,
   searchFileContentsTool,
+  deleteDirectoryTool,
+  readTextLinesTool,
 ];
 
 // The server never asks the client for schema-checked input (elicitation), so
@@ -124,7 +126,6 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
   }
   registerCapResources(server, rights, scope);
   registerCapSkills(server, rights, scope);
-  registerSubscriptions(server, rights, scope);
   return server;
 }
 

@@ -10,6 +10,7 @@ from ._cap_url import _TOKEN_SHAPE, _path, _quote_param, _split_cap_url
 from ._errors import CapError
 from ._fs_cap_files import _FileMethods
 from ._fs_cap_search import _SearchMethods
+from ._fs_cap_trees import _TreeMethods
 from ._fs_cap_versions import _VersionMethods
 from ._holder import HolderKey
 from ._transport import DEFAULT_TIMEOUT, _json_object, _RefuseRedirects
@@ -19,7 +20,7 @@ from ._watch import _WatchMethod
 __version__ = "0.1.0"
 
 
-class FsCap(_FileMethods, _VersionMethods, _SearchMethods, _WatchMethod):
+class FsCap(_FileMethods, _VersionMethods, _SearchMethods, _TreeMethods, _WatchMethod):
     """A capability on a capvault folder.
 
     Every method sends the path exactly as given (in the query string or the

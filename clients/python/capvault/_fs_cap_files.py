@@ -133,9 +133,11 @@ class _FileMethods(_VaultTransport):
         self._request("DELETE", "file", query={"path": _path(path)}, ok=(200, 204))
 
     def move(self, src: PathArg, dst: PathArg, overwrite: bool = False) -> Dict[str, Any]:
-        """Move a file within this cap (needs ``write`` and ``delete``).
+        """Move a file, or a folder of at most 32 entries, within this cap (needs ``write`` and ``delete``).
 
-        An existing ``dst`` raises ``conflict`` unless ``overwrite`` is True.
+        An existing ``dst`` file raises ``conflict`` unless ``overwrite`` is True;
+        a folder merges into an existing one (``conflict`` before anything moves
+        if a file would land on a file) and answers ``{"moved": {"files", "folders"}}`` too.
 
         Example::
 

@@ -16,55 +16,10 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..client import CapError
 from ._common import CapLike, as_cap, refusal_text, rel
 from .content_search import search_content
+from .file_read import _int, _ReadTools
 
-DEFAULT_LIMIT = 2000
-MAX_LINE_CHARS = 2000
-MAX_READ_CHARS = 100_000
-# The whole file is fetched to page it by lines; past this the read is refused instead.
-MAX_READ_BYTES = 50 * 1024 * 1024
 # search_files with target=files lists at most this many files per call.
 SEARCH_MAX_FILES = 5000
-BINARY_EXTENSIONS = frozenset(
-    ".png .jpg .jpeg .gif .webp .bmp .ico .pdf .zip .gz .tgz .bz2 .xz .7z .tar .exe .dll .so .dylib"
-    " .class .jar .pyc .o .a .wasm .mp3 .mp4 .mov .wav .flac .ogg .sqlite .db .woff .woff2 .ttf".split()
-)
-_BOM = "\ufeff"
-
-
-def _is_binary(name: str, sample: bytes) -> bool:
-    """Hermes' byte-layer rule: NUL, or invalid UTF-8 before the last 3 bytes of the sample."""
-    if any(name.lower().endswith(ext) for ext in BINARY_EXTENSIONS):
-        return True
-    if not sample:
-        return False
-    if b"\x00" in sample:
-        return True
-    try:
-        sample.decode("utf-8")
-        return False
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(sample) - 3:
-            try:
-                sample[: exc.start].decode("utf-8")
-                return False
-            except UnicodeDecodeError:
-                pass
-        return True
-
-
-def _size_text(n: int) -> str:
-    if n >= 1024 * 1024:
-        return f"{n / (1024 * 1024):.1f} MB"
-    if n >= 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n} bytes"
-
-
-def _int(value: Any, default: int) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 def _fuzzy(content: str, old: str, new: str, replace_all: bool) -> Tuple[Optional[str], int, str, Optional[str]]:
@@ -101,7 +56,7 @@ def _fuzzy(content: str, old: str, new: str, replace_all: bool) -> Tuple[Optiona
     return content.replace(old, new) if replace_all else content.replace(old, new, 1), count, "exact", None
 
 
-class CapFileTools:
+class CapFileTools(_ReadTools):
     """read_file / write_file / patch / search_files, Hermes-shaped, on one cap.
 
     Example::
@@ -114,90 +69,6 @@ class CapFileTools:
 
     def __init__(self, cap: CapLike) -> None:
         self._cap = as_cap(cap)
-
-    # ------------------------------------------------------------------ read
-
-    def _load(self, path: str) -> Tuple[Optional[bytes], Dict[str, Any]]:
-        """The file's bytes, or an error result (not found names similar files)."""
-        try:
-            st = self._cap.stat(path)
-        except CapError as e:
-            if e.code == "not_found":
-                return None, {"error": f"File not found: {path}", "similar_files": self._similar(path)}
-            return None, {"error": refusal_text(e, path)}
-        if st.get("type") == "dir":
-            return None, {"error": f"Path is a directory, not a file: {path}"}
-        size = int(st.get("size") or 0)
-        if size > MAX_READ_BYTES:
-            return None, {"error": f"File is too large to read ({_size_text(size)}).", "file_size": size}
-        try:
-            return self._cap.read(path), {}
-        except CapError as e:
-            return None, {"error": refusal_text(e, path)}
-
-    def _similar(self, path: str) -> List[str]:
-        parent, _, name = path.rpartition("/")
-        try:
-            names = [e["name"] for e in self._cap.list(parent) if e.get("type") == "file"]
-        except CapError:
-            return []
-        close = difflib.get_close_matches(name, names, n=5, cutoff=0.6)
-        return [f"{parent}/{n}" if parent else n for n in close]
-
-    def read_file(self, path: str, offset: Any = 1, limit: Any = DEFAULT_LIMIT) -> Dict[str, Any]:
-        """Lines ``offset..offset+limit-1`` as ``N|line`` rows, with Hermes' ReadResult keys."""
-        p = rel(path)
-        offset = max(1, _int(offset, 1))
-        limit = max(1, min(_int(limit, DEFAULT_LIMIT), DEFAULT_LIMIT))
-        data, err = self._load(p)
-        if data is None:
-            return err
-        if _is_binary(p, data[:1000]):
-            return {
-                "total_lines": 0,
-                "file_size": len(data),
-                "truncated": False,
-                "is_binary": True,
-                "is_image": False,
-                "error": f"Binary file ({_size_text(len(data))}) — cannot display as text.",
-            }
-        text = data.decode("utf-8", "replace")
-        if text.startswith(_BOM):
-            text = text[1:]
-        lines = text.splitlines()
-        total = len(lines)
-        page = lines[offset - 1 : offset - 1 + limit]
-        rows = [
-            f"{i}|{line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + '... [truncated]'}"
-            for i, line in enumerate(page, start=offset)
-        ]
-        content = "\n".join(rows)
-        result: Dict[str, Any] = {
-            "content": content,
-            "total_lines": total,
-            "file_size": len(data),
-            "truncated": offset - 1 + len(page) < total,
-            "is_binary": False,
-            "is_image": False,
-        }
-        if any(len(line) > MAX_LINE_CHARS for line in page):
-            result["truncated_lines"] = True
-        if len(content) > MAX_READ_CHARS:
-            return {
-                "total_lines": total,
-                "file_size": len(data),
-                "error": (
-                    f"Read would return {len(content):,} characters (limit {MAX_READ_CHARS:,}). "
-                    "Use offset and limit to read a smaller range."
-                ),
-            }
-        if result["truncated"]:
-            nxt = offset + len(page)
-            result["next_offset"] = nxt
-            result["hint"] = f"Use offset={nxt} to continue reading (showing {offset}-{nxt - 1} of {total} lines)"
-        elif offset > total and total > 0:
-            result["hint"] = f"offset {offset} is past the end of the file ({total} lines)"
-        return result
 
     # ------------------------------------------------------------------ write
 

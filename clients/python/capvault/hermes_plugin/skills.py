@@ -295,11 +295,18 @@ class CapSkills:
         """Hermes' ``rmtree``: every file below the skill's folder, through the cap (never above it)."""
         if not folder:
             return {"success": False, "error": "Refusing to delete the skills root."}
+        try:  # the vault's recursive delete: one request, bounded, the folder and its subfolders gone too
+            deleted = self._cap.rmtree(folder)
+            return {"success": True, "message": f"Skill '{name}' deleted.", "files_deleted": deleted["files"]}
+        except CapError as e:
+            if e.code != "too_large":
+                raise
+        # Past the vault's bound for one request: file by file, then the folders the vault can now take whole.
         files = [e["name"] for e in self._cap.iter_list(folder, depth=0) if e.get("type") == "file"]
         for f in files:
             self._cap.delete(f"{folder}/{f}")
-        try:  # a backend that keeps empty folders: remove the skill's own, if it may
-            self._cap.delete(folder)
+        try:
+            self._cap.rmtree(folder)
         except CapError:
             pass
         return {"success": True, "message": f"Skill '{name}' deleted.", "files_deleted": len(files)}
