@@ -9,6 +9,7 @@ import http from "node:http";
 import { DAV_CASES, type DavSend, davSend } from "./hostile-dav.ts";
 import { FOLDER_CASES, type HttpSend } from "./hostile-folders.ts";
 import { RPC_CASES, type RpcSend, rpcSend } from "./hostile-rpc.ts";
+import { SEARCH_CASES } from "./hostile-search.ts";
 
 export interface HostileRow {
   case: string;
@@ -181,6 +182,12 @@ CASES.push(
 );
 CASES.push(
   ...FOLDER_CASES.map((c) => ({
+    ...c,
+    send: (_mcp: Send, _memory: Send, _rpc: RpcSend, _dav: DavSend, http: HttpSend) => c.send(http),
+  })),
+);
+CASES.push(
+  ...SEARCH_CASES.map((c) => ({
     ...c,
     send: (_mcp: Send, _memory: Send, _rpc: RpcSend, _dav: DavSend, http: HttpSend) => c.send(http),
   })),

@@ -147,12 +147,14 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   });
 
   it("scans at most its byte budget per request and continues with a cursor", async () => {
-    const chunk = `${"filler line\n".repeat(Math.floor(SEARCH_MAX_BYTES / 3 / 12))}needle\n`;
-    const root = await treeRoot({ "1.txt": chunk, "2.txt": chunk, "3.txt": chunk, "4.txt": chunk });
+    // Files just under the size bound: four fit the byte budget, the fifth and sixth go on the next page.
+    const chunk = `${"filler line\n".repeat(Math.floor((SEARCH_MAX_FILE_BYTES - 64) / 12))}needle\n`;
+    const names = ["1.txt", "2.txt", "3.txt", "4.txt", "5.txt", "6.txt"];
+    const root = await treeRoot(Object.fromEntries(names.map((n) => [n, chunk])));
     const { pages } = await allPages(root, { pattern: "needle", mode: "files" });
-    expect(pages.length).toBe(2);
+    expect(pages.map((p) => p.files!.length)).toEqual([4, 2]);
     for (const p of pages) expect(p.scanned.bytes).toBeLessThanOrEqual(SEARCH_MAX_BYTES);
-    expect(pages.flatMap((p) => p.files)).toEqual(["1.txt", "2.txt", "3.txt", "4.txt"]);
+    expect(pages.flatMap((p) => p.files)).toEqual(names);
   });
 
   it("refuses patterns RE2 does not take, and bad parameters, with a typed 400 before any storage", async () => {

@@ -6,6 +6,7 @@ import {
   SEARCH_DEFAULT_LIMIT,
   SEARCH_MAX_BYTES,
   SEARCH_MAX_CONTEXT,
+  SEARCH_MAX_FILE_BYTES,
   SEARCH_MAX_FILES,
   SEARCH_MAX_LIMIT,
   searchThroughCap,
@@ -29,7 +30,7 @@ export const searchFileContentsTool: CapTool = {
     server.registerTool(
       "search_file_contents",
       {
-        description: `Search the contents of the files below 'path' with a regular expression (RE2 syntax: no backreferences or lookaround; linear time), line by line like ripgrep. mode "lines" (the default) returns "path:line:text" for each matching line and "path-line-text" for 'context' lines around it; "count" returns "path:count"; "files" one path per line. 'fileGlob' keeps only files whose name (or, with a '/', whose path below 'path') matches. One call reads at most ${SEARCH_MAX_FILES} files and ${SEARCH_MAX_BYTES / 1024} KiB, skipping binary files, files over ${SEARCH_MAX_BYTES / 1024} KiB and files with very long lines (named at the end); when more is left it ends with a cursor to pass back. Paths are relative to the capability's root.`,
+        description: `Search the contents of the files below 'path' with a regular expression (RE2 syntax: no backreferences or lookaround; linear time), line by line like ripgrep. mode "lines" (the default) returns "path:line:text" for each matching line and "path-line-text" for 'context' lines around it; "count" returns "path:count"; "files" one path per line. 'fileGlob' keeps only files whose name (or, with a '/', whose path below 'path') matches. One call reads at most ${SEARCH_MAX_FILES} files and ${SEARCH_MAX_BYTES / 1024} KiB, skipping binary files, files over ${SEARCH_MAX_FILE_BYTES / 1024} KiB and files with very long lines (named at the end); when more is left it ends with a cursor to pass back. Paths are relative to the capability's root.`,
         inputSchema: {
           path: z.string().default("").describe(DIR_PATH_HELP),
           pattern: z.string().describe("A regular expression in RE2 syntax, matched against each line"),

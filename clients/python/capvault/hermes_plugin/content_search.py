@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from ..client import CapError, FsCap
 from ._common import refusal_text
 
-# One search_files call follows at most this many pages (each at most 512 KiB scanned on the vault).
+# One search_files call follows at most this many pages (each at most 2 MiB scanned on the vault).
 SEARCH_MAX_PAGES = 64
 SEARCH_MAX_BYTES = 32 * 1024 * 1024
 _MODES = {"files_with_matches": "files", "count": "count"}
