@@ -35,6 +35,7 @@ const PROVED_ROUTES = [
   "DELETE /folder",
   "GET /stat",
   "GET /list",
+  "GET /search",
   "POST /move",
   "POST /subdir",
   "GET /audit",

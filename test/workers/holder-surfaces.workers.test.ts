@@ -54,6 +54,7 @@ const ROWS: Row[] = [
   { name: "children", method: "GET", path: "/children", ok: 200 },
   { name: "tree", method: "GET", path: "/tree", ok: 200 },
   { name: "folder", method: "PUT", path: "/folder?path=d", ok: 204 },
+  { name: "content search", method: "GET", path: "/search?pattern=x", ok: 200 },
   { name: "versions", method: "GET", path: "/versions?path=f.txt", ok: 200 },
   { name: "version bytes", method: "GET", path: "/versions/{v}", ok: 200 },
   { name: "restore", method: "POST", path: "/versions/{v}/restore", ok: 200 },
