@@ -14,20 +14,23 @@ import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import type { FetchLike } from "../../clients/typescript/types.ts";
 import { runInProcess } from "../cli-test-io.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
-let vault: TestVault;
+let vault: SharedVault;
 let root: FsCap;
 let tmp: string;
 const env = () => ({ CAPVAULT_CAP: root.url });
 
 beforeAll(async () => {
-  [vault, tmp] = await Promise.all([startTestVault(), mkdtemp(path.join(os.tmpdir(), "capvault-cli-transfer-"))]);
+  [vault, tmp] = await Promise.all([
+    sharedVault("cli-transfer"),
+    mkdtemp(path.join(os.tmpdir(), "capvault-cli-transfer-")),
+  ]);
   root = await new AdminClient(vault.url, vault.adminToken).mintRoot({ backend: "r2", prefix: "cli-transfer/" });
 });
 
 afterAll(async () => {
-  await Promise.all([vault?.stop(), tmp && rm(tmp, { recursive: true, force: true })]);
+  if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
 /** Writes `files` (relative path → content) under a new folder of tmp. */

@@ -10,16 +10,17 @@ import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { runInProcess } from "../cli-test-io.ts";
-import { NODE_ARGS, startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
+import { NODE_ARGS } from "./test-vault.ts";
 
 const ENTRY = path.join(PROJECT_ROOT, "cli/capvault.ts");
 
-let vault: TestVault;
+let vault: SharedVault;
 let root: FsCap;
 const running: ChildProcess[] = [];
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("cli-versions");
   root = await new AdminClient(vault.url, vault.adminToken).mintRoot({
     backend: "r2",
     prefix: "cli-versions/",
@@ -29,7 +30,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of running) if (child.exitCode === null) child.kill("SIGKILL");
-  await vault?.stop();
 });
 
 const env = (cap: FsCap = root) => ({ CAPVAULT_CAP: cap.url });

@@ -15,12 +15,12 @@ import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { runInProcess } from "../cli-test-io.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const TSX = path.join(PROJECT_ROOT, "node_modules/.bin/tsx");
 const ENTRY = path.join(PROJECT_ROOT, "cli/capvault.ts");
 
-let vault: TestVault;
+let vault: SharedVault;
 let root: FsCap;
 let tmp: string;
 const md5 = (data: Uint8Array) => createHash("md5").update(data).digest("hex");
@@ -58,7 +58,7 @@ function capvault(
 }
 
 beforeAll(async () => {
-  [vault, tmp] = await Promise.all([startTestVault(), mkdtemp(path.join(os.tmpdir(), "capvault-cli-"))]);
+  [vault, tmp] = await Promise.all([sharedVault("cli"), mkdtemp(path.join(os.tmpdir(), "capvault-cli-"))]);
   root = await new AdminClient(vault.url, vault.adminToken).mintRoot({
     backend: "r2",
     prefix: "cli-test/",
@@ -67,7 +67,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([vault?.stop(), tmp && rm(tmp, { recursive: true, force: true })]);
+  if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
 describe("the binary", () => {

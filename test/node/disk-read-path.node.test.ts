@@ -6,18 +6,14 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
-let vault: TestVault;
+let vault: SharedVault;
 const SECRET = "SECRET-OUTSIDE-THE-DISK-ROOT";
 
 beforeAll(async () => {
-  vault = await startTestVault();
-});
-
-afterAll(async () => {
-  await vault?.stop();
+  vault = await sharedVault("disk-read-path");
 });
 
 async function json(res: Response): Promise<any> {

@@ -14,20 +14,20 @@ import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { RESOURCES_PAGE } from "../../worker/mcp/cap-resources.ts";
 import { REQUEST_MAX_ANSWER_CHARS } from "../../worker/mcp/request-budget.ts";
 import { mcpClients, postMcp } from "./mcp-client.ts";
-import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
+import { mintRoot } from "./test-vault.ts";
 
-let vault: TestVault;
+let vault: SharedVault;
 let fs: FsCap;
 const { connect, keep, closeAll } = mcpClients();
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("mcp-2026");
   fs = new FsCap((await mintRoot(vault, { backend: "r2", prefix: "mcp-2026/", label: "mcp-2026" })).url);
 });
 
 afterAll(async () => {
   await closeAll();
-  await vault?.stop();
 });
 
 /** The official SDK v2's client; `pin` a revision (2026-07-28), or speak 2025 as its default does. */

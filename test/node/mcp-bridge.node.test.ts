@@ -10,22 +10,18 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_LINE_BYTES } from "../../cli/mcp-bridge/run-bridge.ts";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { runInProcess } from "../cli-test-io.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
-let vault: TestVault;
+let vault: SharedVault;
 let root: FsCap;
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("mcp-bridge");
   root = new FsCap(vault.rootCapUrl);
-});
-
-afterAll(async () => {
-  await vault?.stop();
 });
 
 const INITIALIZE = {

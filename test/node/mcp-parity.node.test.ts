@@ -43,19 +43,19 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const PEER = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
 const SEED = Number(process.env.PARITY_SEED ?? Date.now() % 2 ** 31);
 const CALLS = 100;
 
-let vault: TestVault;
+let vault: SharedVault;
 let peerRoot: string;
 let cap: Client;
 let peer: Client;
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("mcp-parity");
   peerRoot = await realpath(await mkdtemp(path.join(os.tmpdir(), "capvault-parity-")));
   cap = new Client({ name: "parity", version: "1.0.0" });
   peer = new Client({ name: "parity", version: "1.0.0" });
@@ -65,7 +65,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled([cap?.close(), peer?.close()]);
-  await vault?.stop();
   if (peerRoot) await rm(peerRoot, { recursive: true, force: true });
 });
 

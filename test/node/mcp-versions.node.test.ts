@@ -11,22 +11,22 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { mcpClients, postMcp, toolCall } from "./mcp-client.ts";
-import { mintRoot, startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
+import { mintRoot } from "./test-vault.ts";
 
 const PREFIX = "versions-prefix-q7/";
-let vault: TestVault;
+let vault: SharedVault;
 let fs: FsCap;
 const mcp = mcpClients();
 const { connect } = mcp;
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("mcp-versions");
   fs = new FsCap((await mintRoot(vault, { backend: "r2", prefix: PREFIX, label: "mcp-versions" })).url);
 });
 
 afterAll(async () => {
   await mcp.closeAll();
-  await vault?.stop();
 });
 
 async function call(client: Client, name: string, args: Record<string, unknown>) {

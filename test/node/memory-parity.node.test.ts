@@ -17,21 +17,20 @@ import os from "node:os";
 import path from "node:path";
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 // Per backend: 30 sequences in all.
 const SEQUENCES = 15;
 const COMMANDS = 20;
 const SEED = Number(process.env.MEMORY_PARITY_SEED || 23);
 
-let vault: TestVault;
+let vault: SharedVault;
 const bases: string[] = [];
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("memory-parity");
 });
 afterAll(async () => {
-  await vault?.stop();
   for (const base of bases) await rm(base, { recursive: true, force: true });
 });
 

@@ -12,10 +12,10 @@ import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { createMemoryTool } from "../../clients/typescript/memory-tool.ts";
 import type { MemoryResult } from "../../memory-tool/memory-handler.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const SECRET = "top secret outside the vault\n";
-let vault: TestVault;
+let vault: SharedVault;
 let outside: string;
 
 /** Names and contents of everything in the outside folder. */
@@ -26,7 +26,7 @@ async function outsideState(): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("memory-route");
   outside = await mkdtemp(path.join(os.tmpdir(), "capvault-outside-"));
   await writeFile(path.join(outside, "secret.txt"), SECRET);
   const root = vault.diskRoot;
@@ -40,7 +40,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await vault?.stop();
   if (outside) await rm(outside, { recursive: true, force: true });
 });
 

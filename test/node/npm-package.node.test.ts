@@ -19,12 +19,12 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const run = promisify(execFile);
 const PACKAGE_DIR = path.join(PROJECT_ROOT, "packages/capvault");
 
-let vault: TestVault;
+let vault: SharedVault;
 let root: FsCap;
 let tmp: string;
 /** The empty folder the tarball is installed into. */
@@ -97,12 +97,11 @@ beforeAll(async () => {
   await run("mkdir", [consumer]);
   // The vault starts while the package builds and its types are checked: they are independent.
   typecheck = packAndInstall().then(typecheckConsumer);
-  [vault] = await Promise.all([startTestVault(), typecheck]);
+  [vault] = await Promise.all([sharedVault("npm-package"), typecheck]);
   root = new FsCap(vault.rootCapUrl);
 }, 180_000);
 
 afterAll(async () => {
-  await vault?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 

@@ -1,7 +1,7 @@
 import { Agent, WebSocket as UndiciWebSocket, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminClient, connect, connectLive, disconnect, type RpcWatchMessage } from "../../clients/typescript/index.ts";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 /**
  * An RPC watch (Cap'n Web over a WebSocket) resumed by a child scoped to a
@@ -9,7 +9,7 @@ import { startTestVault, type TestVault } from "./test-vault.ts";
  * the live ones alike, with a sibling whose name starts the same (`in2/`),
  * the parent folder and moves across the boundary around it.
  */
-let vault: TestVault;
+let vault: SharedVault;
 let admin: AdminClient;
 const realFetch = globalThis.fetch;
 // A connection per request: a kept-alive one reused just as the server closes it fails with ECONNRESET.
@@ -20,13 +20,12 @@ beforeAll(async () => {
   globalThis.WebSocket ??= UndiciWebSocket as unknown as typeof WebSocket;
   globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) =>
     undiciFetch(input instanceof Request ? input.url : input, { ...init, dispatcher: fresh } as never)) as never;
-  vault = await startTestVault();
+  vault = await sharedVault("rpc-watch-scope");
   admin = new AdminClient(vault.url, vault.adminToken);
 }, 90_000);
 
 afterAll(async () => {
   globalThis.fetch = realFetch;
-  await vault?.stop();
   await fresh.close();
 });
 

@@ -6,20 +6,19 @@
  */
 import { Agent, WebSocket as UndiciWebSocket, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestVault, type TestVault } from "./test-vault.ts";
+import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
-let vault: TestVault;
+let vault: SharedVault;
 /** A connection per request: a kept-alive one reused as the server closes it would fail the test by chance. */
 const fresh = new Agent({ pipelining: 0 });
 const http = (url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
   undiciFetch(url, { ...init, dispatcher: fresh });
 
 beforeAll(async () => {
-  vault = await startTestVault();
+  vault = await sharedVault("watch-socket");
 }, 90_000);
 
 afterAll(async () => {
-  await vault?.stop();
   await fresh.close();
 });
 
