@@ -95,7 +95,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), "capvault-pkg-"));
   consumer = path.join(tmp, "consumer");
   await run("mkdir", [consumer]);
-  // The vault starts while the package builds and its types are checked: they are independent.
+  // Its roots are minted while the package builds and its types are checked: they are independent.
   typecheck = packAndInstall().then(typecheckConsumer);
   [vault] = await Promise.all([sharedVault("npm-package"), typecheck]);
   root = new FsCap(vault.rootCapUrl);
