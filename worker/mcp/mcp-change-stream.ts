@@ -1,6 +1,4 @@
-import { parseRelPath } from "../../shared/rel-path.ts";
 import { failed, ok, type Result } from "../../shared/result.ts";
-import { pathOf } from "./cap-resources.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 
 /**
@@ -42,14 +40,6 @@ export function takeStreamSlot(capId: string): Result<() => void> {
     if (left <= 0) open.delete(capId);
     else open.set(capId, left);
   });
-}
-
-/** The cap-relative path a subscribed URI names, or `null` for a URI of no file under the cap. */
-export function subscribedPath(uri: string): string | null {
-  const raw = pathOf(uri);
-  if (raw === null) return null;
-  const path = parseRelPath(raw);
-  return path.ok && path.value.text !== "" ? path.value.text : null;
 }
 
 /** One JSON-RPC message as an SSE `message` event, with the version it follows as its id when given. */

@@ -3,15 +3,9 @@ import type { CapFailure } from "../../shared/result.ts";
 import type { Right } from "../../shared/rights.ts";
 import type { CapStub } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
-import {
-  changeStream,
-  changesList,
-  messageFrame,
-  sseResponse,
-  subscribedPath,
-  takeStreamSlot,
-} from "./mcp-change-stream.ts";
+import { changeStream, changesList, messageFrame, sseResponse, takeStreamSlot } from "./mcp-change-stream.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
+import { subscribedPath } from "./mcp-subscriptions.ts";
 
 /** Where 2026-07-28 stamps the subscription a notification belongs to (the listen request's id). */
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";

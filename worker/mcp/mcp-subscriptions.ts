@@ -7,18 +7,13 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_MCP_SUBSCRIPTIONS, MAX_MCP_URI_CHARS } from "../../durable-objects/cap-mcp-sessions.ts";
+import { parseRelPath } from "../../shared/rel-path.ts";
 import type { CapFailure } from "../../shared/result.ts";
 import type { Right } from "../../shared/rights.ts";
 import type { CapStub } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
-import {
-  changeStream,
-  changesList,
-  messageFrame,
-  sseResponse,
-  subscribedPath,
-  takeStreamSlot,
-} from "./mcp-change-stream.ts";
+import { pathOf } from "./cap-resources.ts";
+import { changeStream, changesList, messageFrame, sseResponse, takeStreamSlot } from "./mcp-change-stream.ts";
 import { jsonRpcError } from "./mcp-post.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import type { RequestScope } from "./request-scope.ts";
@@ -52,6 +47,14 @@ export function withNewSession(body: unknown, rights: readonly Right[], response
   if (initialize && rights.includes("read") && response.status === 200)
     response.headers.set(SESSION_HEADER, crypto.randomUUID());
   return response;
+}
+
+/** The cap-relative path a subscribed URI names, or `null` for a URI of no file under the cap. */
+export function subscribedPath(uri: string): string | null {
+  const raw = pathOf(uri);
+  if (raw === null) return null;
+  const path = parseRelPath(raw);
+  return path.ok && path.value.text !== "" ? path.value.text : null;
 }
 
 const mcpFailure = (code: number, failure: CapFailure) => new McpError(code, `${failure.code}: ${failure.message}`);
