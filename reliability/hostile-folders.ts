@@ -15,7 +15,7 @@ export interface FolderCase {
 }
 
 /** FOLDER_OP_LIMIT: the most entries one folder delete or move takes. */
-const BOUND = 32;
+const BOUND = 20;
 /** LINES_MAX_FILE_BYTES: the largest file a line read scans. */
 const LINES_FILE = 16 * 1024 * 1024;
 

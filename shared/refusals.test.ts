@@ -40,7 +40,7 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   rpcTooManyWatches: { limit: 8 },
   davXml: { limit: 65536, depth: 32 },
   davTreeTooLarge: { limit: 1000 },
-  folderTooLarge: { limit: 32 },
+  folderTooLarge: { limit: 20 },
   linesRange: { max: 2000 },
   lineTooLong: { limit: 1048576 },
   linesFileTooLarge: { limit: 16777216 },

@@ -20,7 +20,7 @@ import {
  * of the vault's CPU, one subrequest): see docs/benchmarks.md for the figure
  * this keeps well under 1 s of CPU and 100 ms of delay to other caps.
  */
-export const FOLDER_OP_LIMIT = 32;
+export const FOLDER_OP_LIMIT = 20;
 
 /** What tests change: a smaller bound (so a folder over it is cheap to make), and a hook before each file step. */
 export interface FolderOpOptions {

@@ -252,7 +252,7 @@ export class FsCap {
 
   /**
    * Deletes a folder and everything below it (needs delete and list): at most
-   * 32 entries, else `too_large` and nothing deleted. Answers what it deleted.
+   * 20 entries, else `too_large` and nothing deleted. Answers what it deleted.
    * @example
    * const { files, folders } = await fs.removeTree("skills/old");
    */
@@ -270,7 +270,7 @@ export class FsCap {
   }
 
   /**
-   * Moves a file, or a folder (at most 32 entries; merged into an existing
+   * Moves a file, or a folder (at most 20 entries; merged into an existing
    * folder, refused if a file would land on a file). An existing destination
    * file is a `conflict` unless `overwrite`. Needs the write and delete rights (and list for a folder).
    * @example

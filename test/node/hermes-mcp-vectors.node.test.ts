@@ -244,7 +244,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     );
     expect((await mcp.call(client, "delete_directory", { path: "t.txt" })).text).toMatch(/^conflict: /);
     expect(await cap.removeTree("nowhere").catch((e: unknown) => isCapError(e) && e.code)).toBe("not_found");
-    for (let i = 0; i < 33; i++) await cap.write(`big/f${i}`, "x");
+    for (let i = 0; i < 21; i++) await cap.write(`big/f${i}`, "x");
     expect((await mcp.call(client, "delete_directory", { path: "big", recursive: true })).text).toMatch(/^too_large: /);
     expect(await cap.removeTree("big").catch((e: unknown) => isCapError(e) && e.code)).toBe("too_large");
     const readOnly = await mcp.toolNames(await mcp.connect((await cap.subdir({ path: "", rights: ["read"] })).url));

@@ -133,7 +133,7 @@ class _FileMethods(_VaultTransport):
         self._request("DELETE", "file", query={"path": _path(path)}, ok=(200, 204))
 
     def move(self, src: PathArg, dst: PathArg, overwrite: bool = False) -> Dict[str, Any]:
-        """Move a file, or a folder of at most 32 entries, within this cap (needs ``write`` and ``delete``).
+        """Move a file, or a folder of at most 20 entries, within this cap (needs ``write`` and ``delete``).
 
         An existing ``dst`` file raises ``conflict`` unless ``overwrite`` is True;
         a folder merges into an existing one (``conflict`` before anything moves

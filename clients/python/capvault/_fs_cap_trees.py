@@ -19,7 +19,7 @@ class _TreeMethods(_VaultTransport):
     def rmtree(self, path: PathArg) -> Dict[str, int]:
         """Delete a folder and everything below it (needs ``delete`` and ``list``), as ``shutil.rmtree``.
 
-        At most 32 files and folders in one call: a bigger folder raises
+        At most 20 files and folders in one call: a bigger folder raises
         ``CapError("too_large")`` and nothing is deleted (delete its subfolders
         first). Each file is deleted, and kept in its history, as :meth:`delete` would.
         Answers ``{"files": n, "folders": m}``. The folder holding it stays.
