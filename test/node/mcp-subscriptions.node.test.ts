@@ -19,6 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { MAX_MCP_SUBSCRIPTIONS } from "../../durable-objects/cap-mcp-sessions.ts";
+import { MAX_MCP_STREAMS } from "../../worker/mcp/mcp-change-stream.ts";
 import { mcpClients, postMcp } from "./mcp-client.ts";
 import { sharedVault } from "./shared-vault.ts";
 
@@ -28,8 +29,6 @@ let team: FsCap;
 let docs: FsCap;
 const { connect, keep, closeAll } = mcpClients();
 
-/** worker/mcp/mcp-change-stream.ts (whose imports reach the Durable Object's runtime). */
-const MAX_MCP_STREAMS = 8;
 /** Long enough for any loaded machine; an event arrives in milliseconds. */
 const DEADLINE_MS = 20_000;
 
