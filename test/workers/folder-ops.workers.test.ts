@@ -119,14 +119,14 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
   });
 
   it("refuses a move into its own subtree or onto a folder holding it, and clashes in a folder it merges into", async () => {
-    const root = await rootWith(["a/x.txt", "a/s/y.txt", "t/x.txt", "u/z.txt", "f"]);
+    const root = await rootWith(["a/x.txt", "a/s/y.txt", "t/s/y.txt", "u/z.txt", "f"]);
     const all = await filesBelow(root);
     expect(await errorCode(await root.move({ from: "a", to: "a/s/inner" }))).toBe("conflict");
     expect(await errorCode(await root.move({ from: "a", to: "a" }))).toBe("conflict");
     expect(await errorCode(await root.move({ from: "a/s", to: "a" }))).toBe("conflict");
     expect(await errorCode(await root.move({ from: "a", to: "" }))).toBe("invalid_path");
     expect(await errorCode(await root.move({ from: "a", to: "f" }))).toBe("conflict");
-    // t/x.txt would land on a file: refused before anything moves.
+    // a/s/y.txt would land on t/s/y.txt, after a/x.txt moved: refused before anything moves.
     expect(await errorCode(await root.move({ from: "a", to: "t" }))).toBe("conflict");
     expect(await filesBelow(root)).toEqual(all);
     // Into an existing folder without clashes: merged. With overwrite, a clash is replaced.
@@ -134,7 +134,7 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect(await filesBelow(root, "a")).toEqual(["s/y.txt", "s/z.txt", "x.txt"]);
     expect((await root.move({ from: "a", to: "t", overwrite: true })).status).toBe(200);
     expect(await filesBelow(root)).toEqual(["f", "t/s/y.txt", "t/s/z.txt", "t/x.txt"]);
-    expect(await (await root.read("t/x.txt")).text()).toBe("bytes of a/x.txt");
+    expect(await (await root.read("t/s/y.txt")).text()).toBe("bytes of a/s/y.txt");
   });
 
   it("keeps a subdir cap inside its root on both ends of a folder move", async () => {
