@@ -6,7 +6,8 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpClients } from "./mcp-client.ts";
 import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 let vault: SharedVault;
@@ -15,6 +16,9 @@ const SECRET = "SECRET-OUTSIDE-THE-DISK-ROOT";
 beforeAll(async () => {
   vault = await sharedVault("disk-read-path");
 });
+
+const mcp = mcpClients();
+afterAll(() => mcp.closeAll());
 
 async function json(res: Response): Promise<any> {
   return res.json();
@@ -36,6 +40,27 @@ describe("a read the worker performs for the cap", () => {
 
     const audit = await json(await fetch(`${vault.diskCapUrl}/audit`));
     expect(audit.entries[0]).toMatchObject({ op: "read", path: "leak.txt", outcome: "outside_root" });
+  });
+
+  it("over MCP, read_file and read_media_file through such a link are outside_root, read nothing, and are audited", async () => {
+    const outside = path.join(path.dirname(vault.diskRoot), "outside-mcp");
+    await mkdir(path.join(vault.diskRoot, "mcp-links"), { recursive: true });
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, "secret.txt"), SECRET);
+    await symlink(path.join(outside, "secret.txt"), path.join(vault.diskRoot, "mcp-links", "leak.txt"));
+    const child = await json(
+      await fetch(`${vault.diskCapUrl}/subdir`, { method: "POST", body: JSON.stringify({ path: "mcp-links" }) }),
+    );
+    const client = await mcp.connect(child.url);
+    for (const tool of ["read_file", "read_media_file"]) {
+      const answer = await mcp.call(client, tool, { path: "leak.txt" });
+      expect(answer).toMatchObject({ isError: true, text: "outside_root: resolved outside root" });
+    }
+    expect(mcp.seen.join("\n")).not.toContain(SECRET);
+    expect(mcp.seen.join("\n")).not.toContain(outside);
+    // The same refusal twice in a row is one audit line, counted twice.
+    const audit = await json(await fetch(`${child.url}/audit`));
+    expect(audit.entries).toMatchObject([{ op: "read", path: "leak.txt", outcome: "outside_root", count: 2 }]);
   });
 
   it("a plain not_found read leaves no audit line", async () => {
