@@ -2,6 +2,7 @@ import type { Ctx } from "./context.ts";
 import { fill, h } from "./dom.ts";
 import { crumbs, join, size, when } from "./format.ts";
 import { historyPanel } from "./history.ts";
+import { newestWins } from "./newest.ts";
 import { download, preview } from "./preview.ts";
 import { attempt, report, type StatusAction, say } from "./status.ts";
 import { dropZone, progressRow, uploadFile } from "./upload.ts";
@@ -26,6 +27,16 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
     body.classList.add("split");
     pane.scrollIntoView({ block: "nearest" });
   };
+  const grid = h(
+    "table",
+    { className: "entries" },
+    h(
+      "thead",
+      {},
+      h("tr", {}, h("th", {}, "Name"), h("th", {}, "Size"), h("th", {}, "Modified"), h("th", {}, "Actions")),
+    ),
+    table,
+  );
   const render = () => {
     // Folders first, then names in the vault's own order.
     const sorted = [...entries.filter((e) => e.type === "dir"), ...entries.filter((e) => e.type === "file")];
@@ -34,38 +45,50 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
       fill(table, h("tr", {}, h("td", { colspan: 4, className: "empty" }, "This folder is empty.")));
     more.hidden = cursor === null;
   };
-  let generation = 0;
-  const loadPage = async () => {
-    const asked = generation;
-    const page = await ctx.api.list(dir, cursor);
-    if (asked !== generation) return; // a reload started since: its own page will render
-    entries.push(...page.entries);
-    cursor = page.cursor;
-    render();
+  // The rows shown are always one whole answer: a reload keeps them (marked busy) until its own answer replaces
+  // them, and an answer to an older request never paints over a newer one's.
+  const ticket = newestWins();
+  const load = async (fresh: boolean) => {
+    const isNewest = ticket();
+    grid.setAttribute("aria-busy", "true");
+    more.disabled = true;
+    try {
+      const page = await ctx.api.list(dir, fresh ? null : cursor);
+      if (!isNewest()) return;
+      if (fresh) entries.length = 0;
+      entries.push(...page.entries);
+      cursor = page.cursor;
+      render();
+    } finally {
+      if (isNewest()) {
+        grid.setAttribute("aria-busy", "false");
+        more.disabled = false;
+      }
+    }
   };
   // In place, so the preview or history shown and the status line (with its Undo) stay.
   const reload = () => {
-    generation++;
-    entries.length = 0;
-    cursor = null;
-    if (ctx.can("list")) void attempt(loadPage);
+    if (ctx.can("list")) void attempt(() => load(true));
     ctx.refresh();
   };
-  more.addEventListener("click", () => void attempt(loadPage));
+  more.addEventListener("click", () => void attempt(() => load(false)));
 
   const upload = async (files: File[]) => {
     const replaced: Version[] = [];
     let sent = 0;
     for (const file of files) {
       const path = join(dir, file.name);
-      const existed = entries.some((e) => e.type === "file" && e.name === file.name);
       const { row: line, progress } = progressRow(file);
       uploads.append(line);
-      const done = await attempt(() => uploadFile(ctx.api.fileUrl(path), file, progress, ctx.api.bound, ctx.api.prove));
+      // Whether it replaced a file is the vault's answer (200, not 201), not the listing shown, which may be a reload behind.
+      let replacedOne = false;
+      const done = await attempt(async () => {
+        replacedOne = await uploadFile(ctx.api.fileUrl(path), file, progress, ctx.api.bound, ctx.api.prove);
+      });
       line.remove();
       if (!done) break;
       sent++;
-      const before = existed ? await versionBefore(ctx, path) : null;
+      const before = replacedOne ? await versionBefore(ctx, path) : null;
       if (before) replaced.push(before);
     }
     if (sent > 0) {
@@ -81,16 +104,7 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
   };
 
   const list = ctx.can("list")
-    ? h(
-        "table",
-        { className: "entries" },
-        h(
-          "thead",
-          {},
-          h("tr", {}, h("th", {}, "Name"), h("th", {}, "Size"), h("th", {}, "Modified"), h("th", {}, "Actions")),
-        ),
-        table,
-      )
+    ? grid
     : ctx.can("write")
       ? h(
           "p",
@@ -101,7 +115,7 @@ export function filesView(ctx: Ctx, dir: string, open: (dir: string) => void): H
       : h("p", {}, "This cap cannot list folders.");
   const zone = h("div", { className: ctx.can("list") ? "zone" : "zone drop-only" }, list, more);
   if (ctx.can("write")) dropZone(zone, (files) => void upload(files));
-  if (ctx.can("list")) void attempt(loadPage);
+  if (ctx.can("list")) void attempt(() => load(true));
   body.append(zone, pane);
   return h(
     "section",

@@ -1,6 +1,7 @@
 import type { Ctx } from "./context.ts";
 import { fill, h } from "./dom.ts";
 import { size, when } from "./format.ts";
+import { newestWins } from "./newest.ts";
 import { previewVersion } from "./preview.ts";
 import { attempt, report, say } from "./status.ts";
 import type { Version } from "./wire.ts";
@@ -34,18 +35,19 @@ export function historyPanel(ctx: Ctx, path: string, changed: () => void): HTMLE
       fill(body, h("tr", {}, h("td", { colspan: 4, className: "empty" }, "No versions this cap may see.")));
     more.hidden = cursor === null;
   };
-  const loadPage = async () => {
-    const page = await ctx.api.versions(path, cursor);
+  // As the file list: the versions shown are one whole answer, and an older request's answer never paints over a newer one's.
+  const ticket = newestWins();
+  const load = async (fresh: boolean) => {
+    const isNewest = ticket();
+    const page = await ctx.api.versions(path, fresh ? null : cursor);
+    if (!isNewest()) return;
+    if (fresh) versions.length = 0;
     versions.push(...page.versions);
     cursor = page.cursor;
     render();
   };
-  const reload = async () => {
-    versions.length = 0;
-    cursor = null;
-    await loadPage();
-  };
-  more.addEventListener("click", () => void attempt(loadPage));
+  const reload = () => load(true);
+  more.addEventListener("click", () => void attempt(() => load(false)));
 
   const row = (v: Version): HTMLElement => {
     const actions = h("div", { className: "actions" });
@@ -108,7 +110,7 @@ export function historyPanel(ctx: Ctx, path: string, changed: () => void): HTMLE
     );
   };
 
-  void attempt(loadPage);
+  void attempt(reload);
   return h(
     "section",
     { className: "history", "aria-label": `History of ${name}` },

@@ -6,6 +6,7 @@ import { byId, fill, h } from "./dom.ts";
 import { renderHeader } from "./header.ts";
 import { type ConsoleKey, consoleKey } from "./holder-store.ts";
 import { keyPanel, showKeyButton } from "./holder-view.ts";
+import { newestWins } from "./newest.ts";
 import { shareView } from "./share.ts";
 import { report } from "./status.ts";
 import { treeView } from "./tree-view.ts";
@@ -44,13 +45,17 @@ async function boot(): Promise<void> {
   }
   const ownJkt = key?.jkt ?? null;
   renderHeader(info, ownJkt);
+  // Refreshes overlap (one per write): an older one answered last must not show older usage.
+  const ticket = newestWins();
   const ctx: Ctx = {
     api,
     info,
     can: (r) => info.rights.includes(r),
     share: (path) => show("share", path),
     refresh: () => {
+      const isNewest = ticket();
       api.info().then((fresh) => {
+        if (!isNewest()) return;
         ctx.info = fresh;
         renderHeader(fresh, ownJkt);
       }, report);

@@ -2,6 +2,7 @@ import type { Ctx } from "./context.ts";
 import { fill, h } from "./dom.ts";
 import { expiry } from "./format.ts";
 import { rightBadges } from "./header.ts";
+import { newestWins } from "./newest.ts";
 import { attempt, say } from "./status.ts";
 import type { CapTreeNode } from "./wire.ts";
 
@@ -51,8 +52,12 @@ export function treeView(ctx: Ctx): HTMLElement {
   };
   filter.addEventListener("input", applyFilter);
 
+  // One load per revoke: an older tree answered last must not bring back the caps just revoked.
+  const ticket = newestWins();
   const load = async () => {
+    const isNewest = ticket();
     const tree = await ctx.api.tree();
+    if (!isNewest()) return;
     drawn = [];
     const open = count(tree.children) <= OPEN_UP_TO;
     const top = h(

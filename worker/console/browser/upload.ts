@@ -7,7 +7,8 @@ import { progressText, size } from "./format.ts";
  * report upload progress; it sends the File as the body, so the browser
  * declares its Content-Length as the vault requires. For a holder-bound cap
  * the proof must name the body's SHA-256, so the file is read first and
- * exactly those bytes are sent.
+ * exactly those bytes are sent. Resolves with whether it replaced a file
+ * (the vault answers 200 for that, 201 for a new one).
  */
 export async function uploadFile(
   url: string,
@@ -15,7 +16,7 @@ export async function uploadFile(
   progress: (loaded: number, total: number) => void,
   bound: boolean,
   prove: Prover,
-): Promise<void> {
+): Promise<boolean> {
   const bytes = bound ? new Uint8Array(await file.arrayBuffer()) : null;
   const proof = await prove("PUT", url, bytes);
   return new Promise((resolve, reject) => {
@@ -27,7 +28,7 @@ export async function uploadFile(
       if (e.lengthComputable) progress(e.loaded, e.total);
     });
     xhr.addEventListener("load", () => {
-      if (xhr.status >= 200 && xhr.status < 300) return resolve();
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(xhr.status === 200);
       const res = new Response(xhr.responseText, { status: xhr.status });
       void errorOf(res).then(reject);
     });
