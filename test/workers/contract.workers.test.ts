@@ -317,7 +317,12 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       expect((await fs.move({ from: "b", to: "deep/c" })).status).toBe(200);
       expect(await errorCode(await fs.move({ from: "deep/c", to: "../c" }))).toBe("path_escapes");
       expect(await errorCode(await fs.move({ from: "missing", to: "x" }))).toBe("not_found");
-      expect(await errorCode(await fs.move({ from: "deep", to: "x" }))).toBe("conflict");
+      // A folder moves whole (issue 24), but never into itself.
+      expect(await errorCode(await fs.move({ from: "deep", to: "deep/inner" }))).toBe("conflict");
+      expect(await (await fs.read("deep/c")).text()).toBe("A");
+      expect((await fs.move({ from: "deep", to: "x" })).status).toBe(200);
+      expect(await (await fs.read("x/c")).text()).toBe("A");
+      expect((await fs.read("deep/c")).status).toBe(404);
     });
   });
 
