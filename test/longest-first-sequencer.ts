@@ -17,10 +17,10 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "node:test/node/rpc-hostile.node.test.ts": 16,
   "node:test/node/mcp-endpoint.node.test.ts": 34,
   "workers:test/workers/contract.workers.test.ts": 31,
+  "node:test/node/console.node.test.ts": 30,
   "workers:test/workers/uploads-cut.workers.test.ts": 27,
   "node:test/node/disk-crash.node.test.ts": 26,
   "workers:test/workers/versions.workers.test.ts": 25,
-  "node:test/node/console.node.test.ts": 24,
   "node:test/node/oauth-browser.node.test.ts": 24,
   "node:test/node/cli-transfer.node.test.ts": 23,
   "workers:test/workers/revocation.workers.test.ts": 21,
@@ -32,6 +32,7 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "workers:test/workers/quotas.workers.test.ts": 14,
   "node:test/node/tree-walk.node.test.ts": 14,
   "workers:test/workers/watch.workers.test.ts": 14,
+  "node:test/node/console-history.node.test.ts": 14,
   "workers:test/workers/content-hints.workers.test.ts": 12,
   "node:test/node/console-holder.node.test.ts": 12,
   "workers:test/workers/audit.workers.test.ts": 11,
@@ -43,6 +44,7 @@ const EXPECTED_SECONDS: Record<string, number> = {
   "node:test/node/fs-cap.node.test.ts": 9,
   "node:test/node/disk-races.node.test.ts": 9,
   "workers:test/workers/r2-subrequests.workers.test.ts": 8,
+  "node:test/node/console-scripts.node.test.ts": 8,
 };
 
 /**
