@@ -36,6 +36,7 @@ const PROVED_ROUTES = [
   "GET /stat",
   "GET /list",
   "GET /search",
+  "GET /lines",
   "POST /move",
   "POST /subdir",
   "GET /audit",
@@ -50,6 +51,7 @@ const PROVED_ROUTES = [
   "GET /watch",
   "POST /memory",
   "POST /mcp",
+  "GET /mcp",
   "POST /rpc",
   "GET /rpc",
 ];

@@ -72,6 +72,9 @@ const ROWS: Row[] = [
   { name: "RPC batch", method: "POST", path: "/rpc", body: rpcBatch, ok: 200 },
   { name: "RPC WebSocket", method: "GET", path: "/rpc", headers: UPGRADE, ok: 101 },
   { name: "revoke a child", method: "DELETE", path: "/children/{child}", ok: 204 },
+  { name: "line window", method: "GET", path: "/lines?path=f.txt&offset=1&limit=1", ok: 200 },
+  // No session named: the holder reaches MCP's GET stream and is told so; anyone else, an unknown cap.
+  { name: "MCP GET stream", method: "GET", path: "/mcp", headers: { accept: "text/event-stream" }, ok: 405 },
 ];
 
 interface Sent {
@@ -242,7 +245,7 @@ describe.each(["r2", "disk"] as const)("holder-bound caps on every surface, %s b
       });
     expect((await put("one")).res.status).toBe(201);
     expect((await put("two")).res.status).toBe(200);
-    const listed = await send({ url: `/object/${t}/versions?path=f.txt`, token: t, key, row: ROWS[5]! });
+    const listed = await send({ url: `/object/${t}/versions?path=f.txt`, token: t, key, row: ROWS.find((r) => r.name === "versions")! });
     const versions = ((await listed.res.json()) as VersionPage).versions;
     const minted = await send({
       url: `/object/${t}/subdir`,
