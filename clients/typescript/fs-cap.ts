@@ -16,15 +16,9 @@ import type {
 } from "../../shared/wire-types.ts";
 import { parseCapUrl } from "./cap-url.ts";
 import { type WatchOptions, watchChanges } from "./cap-watch.ts";
-import {
-  childrenPageOf,
-  childUrl,
-  everyChild,
-  revokeChildOf,
-  revokeResult,
-  subdirRequest,
-} from "./fs-cap-delegation.ts";
-import { emptyStream, everyEntry, openFile, pathCall, pathParam, putFile } from "./fs-cap-files.ts";
+import { infoOf, listPageOf, moveCall, openWatch, revokeCap, statOf } from "./fs-cap-calls.ts";
+import { childrenPageOf, childUrl, everyChild, revokeChildOf, subdirRequest } from "./fs-cap-delegation.ts";
+import { everyEntry, openFile, pathCall, putFile } from "./fs-cap-files.ts";
 import { type SearchOptions, searchPage } from "./fs-cap-search.ts";
 import { type LinesOptions, linesPage, removeTreeCall } from "./fs-cap-trees.ts";
 import { redactVersion, restoreVersion, versionBytes, versionsPage } from "./fs-cap-versions.ts";
@@ -185,13 +179,7 @@ export class FsCap {
    * if (s.type === "file") console.log(s.size, s.etag);
    */
   async stat(path = ""): Promise<Stat> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}/stat`,
-      query: { path: pathParam(path) },
-      expect: [200],
-    });
-    return this.#http.json<Stat>(response);
+    return statOf(this.#http, this.#base, path);
   }
 
   /**
@@ -201,14 +189,7 @@ export class FsCap {
    * while (page.cursor) page = await fs.listPage("notes", { cursor: page.cursor, limit: 100 });
    */
   async listPage(path = "", options: ListPageOptions = {}): Promise<ListPage> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}/list`,
-      query: { path: pathParam(path), cursor: options.cursor, limit: options.limit, depth: options.depth },
-      expect: [200],
-    });
-    const page = await this.#http.json<ListPage>(response);
-    return { entries: page.entries, cursor: page.cursor ?? null };
+    return listPageOf(this.#http, this.#base, path, options);
   }
 
   /**
@@ -278,10 +259,7 @@ export class FsCap {
    * await fs.move("a.tmp", "a.json", { overwrite: true });
    */
   async move(from: string, to: string, options: MoveOptions = {}): Promise<void> {
-    const json: Record<string, unknown> = { from: pathParam(from), to: pathParam(to) };
-    if (options.overwrite !== undefined) json.overwrite = options.overwrite;
-    const response = await this.#http.send({ method: "POST", url: `${this.#base}/move`, json, expect: [200, 204] });
-    await response.body?.cancel();
+    await moveCall(this.#http, this.#base, from, to, options);
   }
 
   /**
@@ -383,23 +361,9 @@ export class FsCap {
    * for await (const change of fs.watch({ since: lastSeen, signal })) console.log(change.operation, change.path);
    */
   watch(options: WatchOptions = {}): AsyncIterableIterator<WatchEvent> {
-    return watchChanges(
-      {
-        open: async (since, signal) => {
-          const response = await this.#http.send({
-            method: "GET",
-            url: `${this.#base}/watch`,
-            query: { since },
-            headers: { accept: "text/event-stream" },
-            signal,
-            expect: [200],
-          });
-          return response.body ?? emptyStream();
-        },
-        alive: () => this.info(),
-      },
-      options,
-    );
+    const open = (since: string | undefined, signal: AbortSignal | undefined) =>
+      openWatch(this.#http, this.#base, since, signal);
+    return watchChanges({ open, alive: () => this.info() }, options);
   }
 
   /**
@@ -408,8 +372,7 @@ export class FsCap {
    * const { complete } = await sub.revoke();
    */
   async revoke(): Promise<RevokeResult> {
-    const response = await this.#http.send({ method: "DELETE", url: this.#base, expect: [200, 202, 204] });
-    return revokeResult(response, this.#http);
+    return revokeCap(this.#http, this.#base);
   }
 
   /**
@@ -418,8 +381,7 @@ export class FsCap {
    * const { id, rights, expiresAt } = await fs.info();
    */
   async info(): Promise<CapInfo> {
-    const response = await this.#http.send({ method: "GET", url: this.#base, expect: [200] });
-    const info = await this.#http.json<CapInfo>(response);
+    const info = await infoOf(this.#http, this.#base);
     this.#known = { id: info.id, rights: info.rights, expiresAt: info.expiresAt };
     return info;
   }
