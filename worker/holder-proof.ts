@@ -56,7 +56,7 @@ const PROVED_ROUTES = [
   "GET /rpc",
 ];
 
-function provedRoute(method: string, rest: string): boolean {
+export function provedRoute(method: string, rest: string): boolean {
   const shape = rest
     .replace(/^\/(tree|children|versions)\/[^/]+$/, "/$1/*")
     .replace(/^\/versions\/[^/]+\/(restore|redact)$/, "/versions/*/$1");
