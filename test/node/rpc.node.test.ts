@@ -2,24 +2,16 @@
  * Cap'n Web RPC (`/object/<token>/rpc`) against the real launcher, on both
  * transports: the hermes-fs-as-cap test vector, pipelining in one HTTP
  * request (counted at the client's fetch), refusals identical to HTTP,
- * revocation killing live stubs, versions and watch. Hostile batches and the
- * request log: rpc-hostile.node.test.ts.
+ * hostile batches refused cheaply, and the request log. Its own vault: the
+ * floods must not slow other files' caps, and the log is this vault's.
+ * Revocation, versions and watch: rpc-lifecycle.node.test.ts.
  */
-import { randomUUID } from "node:crypto";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { WebSocket as UndiciWebSocket } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  AdminClient,
-  CapError,
-  connect,
-  connectLive,
-  disconnect,
-  FsCap,
-  type RpcCap,
-  type RpcWatchMessage,
-} from "../../clients/typescript/index.ts";
+import { AdminClient, connect, connectLive, disconnect, FsCap } from "../../clients/typescript/index.ts";
+import { refusal as contractRefusal } from "../../shared/refusals.ts";
 import { RPC_LIMITS } from "../../worker/rpc/rpc-limits.ts";
 import {
   httpRefusal,
@@ -30,16 +22,16 @@ import {
   rpcRequests,
   uninstallRpcClient,
 } from "./rpc-test-client.ts";
-import { type SharedVault, sharedVault } from "./shared-vault.ts";
+import { startTestVault, type TestVault } from "./test-vault.ts";
 
-let vault: SharedVault;
+let vault: TestVault;
 let fs: FsCap;
 
 beforeAll(async () => {
   installRpcClient();
-  vault = await sharedVault("rpc");
+  vault = await startTestVault();
   const admin = new AdminClient(vault.url, vault.adminToken);
-  fs = await admin.mintRoot({ backend: "r2", prefix: `rpc-test-${randomUUID()}/`, label: "rpc" });
+  fs = await admin.mintRoot({ backend: "r2", prefix: "rpc-test/", label: "rpc" });
   await fs.write("skills/hermes-fs-as-cap/SKILL.md", "# skill\n");
   await fs.write("skills/other-skill/SKILL.md", "# other\n");
 }, 90_000);
@@ -48,8 +40,9 @@ afterEach(() => {
   rpcRequests.length = 0;
 });
 
-afterAll(() => {
+afterAll(async () => {
   uninstallRpcClient();
+  await vault?.stop();
 });
 
 describe("the hermes-fs-as-cap test vector over RPC", () => {
@@ -219,166 +212,148 @@ describe("refusals are the HTTP contract's", () => {
   });
 });
 
-describe("revocation", () => {
-  it("in a batch: a stub whose cap was revoked answers no_such_cap on its next call", async () => {
+describe("hostile batches", () => {
+  it("are refused cheaply, as contract errors, while other caps are served", async () => {
+    const other = await fs.subdir({ path: "skills" });
+    const huge = "x".repeat(9 * 1024 * 1024);
+    const deep = `["push",["pipeline",0,["read"],[${"[".repeat(100_000)}${"]".repeat(100_000)}]]]`;
+    const many = Array.from({ length: 5000 }, () => '["pull",1]').join("\n");
+    const forward = '["push",["pipeline",7,["read"],["a"]]]\n["pull",1]';
+    const self = '["push",["pipeline",1,["read"],["a"]]]\n["pull",1]';
+    const hostile = [huge, deep, many, forward, self, "not json"].map((body) => postBatch(fs.url, body));
+    const [normal, ...answers] = await Promise.all([
+      new FsCap(other.url).readText("hermes-fs-as-cap/SKILL.md"),
+      ...hostile,
+    ]);
+    expect(normal).toBe("# skill\n");
+    const refusals = await Promise.all(answers.map(async (a) => ({ status: a.status, ...(await httpRefusal(a)) })));
+    expect(refusals.map((r) => [r.status, r.code])).toEqual([
+      [413, "too_large"],
+      [400, "bad_request"],
+      [413, "too_large"],
+      [400, "bad_request"],
+      [400, "bad_request"],
+      [400, "bad_request"],
+    ]);
+    expect(refusals[1]!.message).toBe("RPC messages nest at most 64 levels deep");
+  });
+
+  it("refused whole: a bad message anywhere in a batch means none of its calls ran", async () => {
+    const write = (name: string) => `["push",["pipeline",0,["write"],["refused/${name}","data"]]]`;
+    const answers = await Promise.all([
+      postBatch(fs.url, `${write("a.txt")}\n["pull",1]\nnot json`),
+      postBatch(fs.url, `${write("b.txt")}\n["push",["pipeline",9,["read"],["x"]]]\n["pull",1]`),
+      postBatch(fs.url, `${write("c.txt")}\n["release",0,5]`),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 400]);
+    const listing = await plainFetch(`${fs.url}/list?path=refused`);
+    expect(await httpRefusal(listing)).toEqual({ code: "not_found", message: "nothing at that path" });
+  });
+
+  it("over a WebSocket, a message too deep or too big ends that session only", async () => {
+    const wsUrl = `${fs.url.replace(/^http/, "ws")}/rpc`;
+    const ends = await Promise.all(
+      [`["push",${"[".repeat(100_000)}${"]".repeat(100_000)}]`, `["push","${"x".repeat(9 * 1024 * 1024)}"]`].map(
+        (message) =>
+          new Promise<string[]>((resolve) => {
+            const received: string[] = [];
+            const socket = new UndiciWebSocket(wsUrl);
+            socket.onopen = () => socket.send(message);
+            socket.onmessage = (event) => received.push(String(event.data));
+            socket.onclose = () => resolve(received);
+          }),
+      ),
+    );
+    // capnweb aborts the session, saying why with a fixed text, and closes it.
+    const abort = [
+      "abort",
+      ["error", "Error", "no such method on the cap, or a malformed RPC message", null, { code: "bad_request" }],
+    ];
+    expect(ends.map((messages) => messages.map((m) => JSON.parse(m)))).toEqual([[abort], [abort]]);
+    const live = connectLive(fs.url);
+    try {
+      expect(await live.subdir("skills").readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
+    } finally {
+      disconnect(live);
+    }
+  });
+
+  it("a batch past its call bound is refused whole: none of its calls ran", async () => {
     const rpc = connect(fs.url);
-    const child = rpc.subdir("skills");
-    const revoked = child.revoke();
-    const after = refusal(child.readText("hermes-fs-as-cap/SKILL.md"));
-    expect(await revoked).toEqual({ revoked: true, pendingDescendants: 0 });
-    expect(await after).toEqual({ code: "no_such_cap", message: "no such capability" });
-  });
-
-  it("a batch to a revoked cap is the HTTP no_such_cap, byte for byte", async () => {
-    const doomed = await fs.subdir({ path: "skills" });
-    await doomed.revoke();
-    const answer = await postBatch(doomed.url, '["push",["pipeline",0,["info"],[]]]\n["pull",1]');
-    const forged = await postBatch(`${doomed.url.slice(0, -4)}AAAA`, "");
-    expect(answer.status).toBe(404);
-    expect(await answer.text()).toBe(await forged.text());
-    // Through the SDK, every call of the batch rejects with that refusal as a CapError.
-    const calls = await Promise.all(
-      [connect(doomed.url).info(), connect(doomed.url).subdir("x").stat()].map((p) => p.catch((e: unknown) => e)),
+    const calls = Array.from({ length: RPC_LIMITS.batchCalls + 1 }, (_, i) =>
+      rpc.write(`over-bound/${i}.txt`, "x").then(
+        () => "ok",
+        (e: { code: string }) => e.code,
+      ),
     );
-    for (const error of calls) {
-      expect(error).toBeInstanceOf(CapError);
-      expect(error).toMatchObject({ code: "no_such_cap", status: 404, message: "no such capability" });
-    }
-  });
+    const outcomes = await Promise.all(calls);
+    expect(new Set(outcomes)).toEqual(new Set(["too_large"]));
+    const listing = await plainFetch(`${fs.url}/list?path=over-bound`);
+    expect(await httpRefusal(listing)).toEqual({ code: "not_found", message: "nothing at that path" });
+  }, 60_000);
 
-  it("connectLive where the runtime has no WebSocket says what to do, and takes one as an option", async () => {
-    const global = globalThis.WebSocket;
+  it("a WebSocket session runs no more calls than its bucket allows, refuses the rest with the contract's code, and stays usable", async () => {
+    const live = connectLive(fs.url);
     try {
-      // As on Node 20.
-      delete (globalThis as { WebSocket?: unknown }).WebSocket;
-      expect(() => connectLive(fs.url)).toThrow(/connectLive needs a WebSocket: .*connectLive\(url, \{ WebSocket \}\)/);
-      const live = connectLive(fs.url, { WebSocket: UndiciWebSocket as unknown as typeof WebSocket });
-      try {
-        expect(await live.readText("skills/hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
-      } finally {
-        disconnect(live);
-      }
-    } finally {
-      globalThis.WebSocket = global;
-    }
-  });
-
-  it("over a WebSocket: stubs die with their cap, and the session closes when its main cap dies", async () => {
-    const main = await fs.subdir({ path: "" });
-    const live = connectLive(main.url);
-    try {
-      const child = live.subdir("skills");
-      expect(await child.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
-      const childUrl = (await child.share()).url;
-      expect((await plainFetch(childUrl, { method: "DELETE" })).status).toBe(204);
-      expect(await refusal(child.readText("hermes-fs-as-cap/SKILL.md"))).toMatchObject({ code: "no_such_cap" });
-
-      const sibling: RpcCap = live.subdir("skills");
-      expect(await sibling.readText("hermes-fs-as-cap/SKILL.md")).toBe("# skill\n");
-      // The parent dies (from elsewhere): its stubs and everything minted from it die at once.
-      expect((await plainFetch(main.url, { method: "DELETE" })).status).toBe(204);
-      expect(await refusal(sibling.stat(""))).toMatchObject({ code: "no_such_cap" });
-      expect(await refusal(live.info())).toMatchObject({ code: "no_such_cap" });
-      // That answer closed the session: the next call fails without reaching the cap.
-      const closed = await refusal(live.info());
-      expect(closed.message).toMatch(/closed/i);
-    } finally {
-      disconnect(live);
-    }
-  });
-});
-
-describe("versions and watch over RPC", () => {
-  it("lists, reads, restores and redacts versions as the HTTP routes do", async () => {
-    await fs.write("v/note.md", "one\n");
-    await fs.write("v/note.md", "two\n");
-    // A batch ends with its first awaited answer: one connect() per step.
-    const page = await connect(fs.url).versions("v/note.md");
-    expect(page.versions.map((v) => v.operation)).toEqual(["modified", "created"]);
-    const first = page.versions[1]!.id;
-    expect(new TextDecoder().decode(await connect(fs.url).readVersion(first))).toBe("one\n");
-    const restored = await connect(fs.url).restore(first);
-    expect(restored.size).toBe(4);
-    expect(await fs.readText("v/note.md")).toBe("one\n");
-    expect(await connect(fs.url).redact(first)).toBeNull();
-    expect(await refusal(connect(fs.url).readVersion(first))).toEqual(
-      await httpRefusal(await plainFetch(`${fs.url}/versions/${first}`)),
-    );
-    // A child never reaches a version outside its subtree: the same refusal as an unknown id.
-    const other = (await connect(fs.url).versions("v/note.md")).versions[0]!.id;
-    const child = connect(fs.url).subdir("skills");
-    expect(await refusal(child.readVersion(other))).toEqual(await refusal(connect(fs.url).readVersion("999999999")));
-  });
-
-  it("watch calls back for a change made over HTTP, on WebSockets only, and ends when the cap is revoked", async () => {
-    const main = await fs.subdir({ path: "w" });
-    expect(await refusal(connect(main.url).watch(() => undefined))).toMatchObject({ code: "bad_request" });
-    const live = connectLive(main.url);
-    try {
-      const seen: RpcWatchMessage[] = [];
-      let wake = () => {};
-      const next = () => new Promise<void>((resolve) => (wake = resolve));
-      let arrived = next();
-      await live.watch((message) => {
-        seen.push(message);
-        wake();
-      });
-      await main.write("a.md", "x");
-      await arrived;
-      expect(seen[0]).toMatchObject({ type: "change", path: "a.md", operation: "created", size: 1 });
-      // A change outside the cap's subtree reaches no watcher of it.
-      arrived = next();
-      await fs.write("outside.md", "y");
-      await main.write("b.md", "z");
-      await arrived;
-      expect(seen.map((m) => (m.type === "change" ? m.path : m.type))).toEqual(["a.md", "b.md"]);
-      arrived = next();
-      expect((await plainFetch(main.url, { method: "DELETE" })).status).toBe(204);
-      await arrived;
-      expect(seen.at(-1)).toMatchObject({ type: "end" });
-    } finally {
-      disconnect(live);
-    }
-  });
-});
-
-describe("a child's history starts at its mint, over RPC", () => {
-  it("a child minted after a secret was written and deleted cannot list, read, restore, redact or watch it", async () => {
-    await fs.write("floor/secret.md", "hunter2");
-    await fs.delete("floor/secret.md");
-    const ids = (await connect(fs.url).versions("floor/secret.md")).versions.map((v) => v.id);
-    expect(ids).toHaveLength(2);
-    const kid = await fs.subdir({ path: "floor" });
-    const unknown = await refusal(connect(kid.url).readVersion("999999999"));
-    expect((await connect(kid.url).versions("secret.md")).versions).toEqual([]);
-    for (const id of ids) {
-      expect(await refusal(connect(kid.url).readVersion(id))).toEqual(unknown);
-      expect(await refusal(connect(kid.url).restore(id))).toEqual(unknown);
-      expect(await refusal(connect(kid.url).redact(id))).toEqual(unknown);
-    }
-    // A child minted over RPC with history: "all" sees them; one minted without does not.
-    const all = connect(fs.url).subdir("floor", { history: "all" });
-    expect(new TextDecoder().decode(await all.readVersion(ids[1]!))).toBe("hunter2");
-    expect(await refusal(connect(fs.url).subdir("floor").readVersion(ids[1]!))).toEqual(unknown);
-
-    // since=0 resumes from the floor: the first change the watcher hears of is the child's own.
-    const live = connectLive(kid.url);
-    try {
-      const seen: RpcWatchMessage[] = [];
-      let wake = () => {};
-      const arrived = new Promise<void>((resolve) => (wake = resolve));
-      await live.watch(
-        (message) => {
-          seen.push(message);
-          wake();
-        },
-        { since: "0" },
+      await live.stat("skills");
+      // A burst and half the refusals a session may get, at once. The session's clock cannot run longer than
+      // the client's, so at most a burst and what refilled meanwhile may run: the bound, not a count of
+      // refusals, is what load cannot bend.
+      const started = performance.now();
+      const calls = Array.from({ length: RPC_LIMITS.liveCalls + RPC_LIMITS.liveRefusals / 2 }, () =>
+        live.stat("skills").then(
+          () => "ok",
+          (e: Error & { code?: string }) => `${e.code}: ${e.message}`,
+        ),
       );
-      await kid.write("mine.md", "x");
-      await arrived;
-      expect(seen[0]).toMatchObject({ type: "change", path: "mine.md" });
+      const outcomes = await Promise.all(calls);
+      const seconds = (performance.now() - started) / 1000;
+      const ran = outcomes.filter((o) => o === "ok").length;
+      expect(ran).toBeLessThanOrEqual(RPC_LIMITS.liveCalls + Math.ceil(seconds * RPC_LIMITS.liveCallsPerSecond) + 1);
+      const rate = contractRefusal("rpcCallRate", { perSecond: RPC_LIMITS.liveCallsPerSecond });
+      expect(new Set(outcomes.filter((o) => o !== "ok"))).toEqual(
+        ran === outcomes.length ? new Set() : new Set([`${rate.code}: ${rate.message}`]),
+      );
+      // The bucket refills: after a second the same session's calls run again.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await live.stat("skills")).type).toBe("dir");
     } finally {
       disconnect(live);
     }
+  }, 60_000);
+
+  it("a WebSocket session that keeps calling past its rate is closed, and a new one is served", async () => {
+    const live = connectLive(fs.url);
+    try {
+      await live.stat("skills");
+      // Far more than a burst and the refusals a session may get, faster than any refill could cover.
+      const calls = Array.from({ length: (RPC_LIMITS.liveCalls + RPC_LIMITS.liveRefusals) * 10 }, () =>
+        live.stat("skills").then(
+          () => "ok",
+          (e: Error) => e.message,
+        ),
+      );
+      const outcomes = await Promise.all(calls);
+      const closed = outcomes.filter((o) => o.includes("4429"));
+      expect(closed.length).toBeGreaterThan(0);
+      expect(closed[0]).toContain(contractRefusal("rpcFlooded").message);
+    } finally {
+      disconnect(live);
+    }
+    const fresh = connectLive(fs.url);
+    try {
+      expect((await fresh.stat("skills")).type).toBe("dir");
+    } finally {
+      disconnect(fresh);
+    }
+  }, 60_000);
+});
+
+describe("logs", () => {
+  it("show /rpc requests by cap id, never by token", async () => {
+    await connect(fs.url).info();
+    const token = fs.url.slice(fs.url.lastIndexOf("/") + 1);
+    expect(vault.output()).toMatch(/POST \/object\/\{[^}]+\}\/rpc 200/);
+    expect(vault.output()).not.toContain(token);
   });
 });
