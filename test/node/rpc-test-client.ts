@@ -1,5 +1,5 @@
 /**
- * The RPC tests' client side (rpc.node.test.ts, rpc-hostile.node.test.ts):
+ * The RPC tests' client side (rpc.node.test.ts, rpc-lifecycle.node.test.ts):
  * a fetch on fresh connections, the /rpc requests it saw, and refusals read
  * as `{ code, message }` the same way over RPC and over HTTP.
  */
