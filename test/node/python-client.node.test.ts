@@ -83,7 +83,8 @@ describe("Python package (clients/python)", () => {
 
   it("Hermes plugin: Hermes' own test vectors pass through the cap-backed tools, on disk and R2", async () => {
     expect(venv.ok, venv.log).toBe(true);
-    const plugin = await run(venv.python, ["-m", "unittest", "-v", "test_hermes_plugin"], {
+    const modules = ["test_hermes_plugin", "test_hermes_file_ops"];
+    const plugin = await run(venv.python, ["-m", "unittest", "-v", ...modules], {
       cwd: TESTS,
       env: liveEnv(),
     });
@@ -91,6 +92,7 @@ describe("Python package (clients/python)", () => {
     expect(plugin.output).toMatch(/^OK$/m);
     expect(plugin.output).not.toMatch(/skipped/);
     expect(plugin.output).toMatch(/^test_the_package_declares_the_hermes_entry_point .* \.\.\. ok$/m);
+    for (const module of modules.slice(1)) expect(plugin.output).toContain(`(${module}.`);
     expect(await readFile(path.join(outside, "passwd"), "utf8")).toBe("root:x:0:0\n");
   }, 300_000);
 

@@ -199,8 +199,8 @@ class CapFileTools(_ReadTools):
         """Hermes' search_files over the cap: a file-name glob (``target="files"``) or a regex over content.
 
         Content is searched by the vault (content_search.py); file names by a
-        bounded listing. When a bound is reached the result says ``truncated``
-        with a ``limit_reason``.
+        bounded listing that skips hidden names below ``path``, as Hermes does.
+        When a bound is reached the result says ``truncated`` with a ``limit_reason``.
         """
         base = rel(path)
         limit = max(1, _int(limit, 50))
@@ -212,7 +212,8 @@ class CapFileTools(_ReadTools):
         files: List[Dict[str, Any]] = []
         try:
             for entry in self._cap.iter_list(base, depth=0):
-                if entry.get("type") != "file":
+                # Hermes (ripgrep's default, and its find fallback) skips hidden names below the searched folder.
+                if entry.get("type") != "file" or any(part.startswith(".") for part in entry["name"].split("/")):
                     continue
                 if len(files) >= SEARCH_MAX_FILES:
                     truncated_by = f"stopped after listing {SEARCH_MAX_FILES} files"
