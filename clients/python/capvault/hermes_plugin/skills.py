@@ -18,6 +18,7 @@ from .file_tools import _fuzzy
 
 MAX_NAME_LENGTH = 64
 MAX_SKILLS = 2000
+MAX_DESCRIPTION_LENGTH = 1024
 ALLOWED_SUBDIRS = ("references", "templates", "scripts", "assets")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -118,8 +119,17 @@ class CapSkills:
     def _index(self) -> List[str]:
         """The folder of every skill in the tree (the folder holding a SKILL.md), bounded."""
         found: List[str] = []
-        for entry in self._cap.iter_list("", depth=0):
+        try:
+            entries = list(self._cap.iter_list("", depth=0))
+        except CapError as e:
+            if e.code == "not_found":  # no tree yet: no skills, as Hermes answers for a missing skills folder
+                return []
+            raise
+        for entry in entries:
             name = entry.get("name", "")
+            # Hermes skips .git, virtualenvs and other dot-folders: a SKILL.md inside them is not a skill.
+            if any(part.startswith(".") for part in name.split("/")):
+                continue
             if entry.get("type") == "file" and (name == "SKILL.md" or name.endswith("/SKILL.md")):
                 if name != "SKILL.md":
                     found.append(name[: -len("/SKILL.md")])
@@ -138,12 +148,36 @@ class CapSkills:
                 return None, refusal_text(e, name)
             return (rel(name), None) if st.get("type") == "file" else (None, f"Skill '{name}' not found.")
         try:
-            for folder in self._index():
+            folders = self._index()
+            for folder in folders:
                 if folder.rpartition("/")[2] == name:
                     return folder, None
+            for item in self._described(folders):  # the name skills_list shows may be the frontmatter's, not the folder's
+                if item["name"] == name:
+                    return item["folder"], None
         except CapError as e:
             return None, refusal_text(e)
         return None, f"Skill '{name}' not found."
+
+    def _described(self, folders: List[str]) -> List[Dict[str, Any]]:
+        """Each skill's name, description and category, as Hermes lists them (sorted by category, then name)."""
+        skills = []
+        for folder in folders:
+            try:
+                meta, body = _frontmatter(self._cap.read(f"{folder}/SKILL.md").decode("utf-8-sig", "replace"))
+            except CapError:
+                continue
+            desc = meta.get("description", "")
+            if not desc:  # Hermes: the first body line that is not a heading
+                desc = next((ln for ln in map(str.strip, body.strip().split("\n")) if ln and not ln.startswith("#")), "")
+            if len(desc) > MAX_DESCRIPTION_LENGTH:
+                desc = desc[: MAX_DESCRIPTION_LENGTH - 3] + "..."
+            item: Dict[str, Any] = {"folder": folder, "name": meta.get("name") or folder.rpartition("/")[2], "description": desc}
+            if folder.rpartition("/")[0]:
+                item["category"] = folder.rpartition("/")[0]
+            skills.append(item)
+        skills.sort(key=lambda s: (s.get("category") or "", s["name"]))
+        return skills
 
     def _linked_files(self, folder: str) -> Dict[str, List[str]]:
         linked: Dict[str, List[str]] = {}
@@ -162,7 +196,13 @@ class CapSkills:
         """SKILL.md of a skill, or one file inside its folder."""
         folder, err = self._find(str(name or ""))
         if folder is None:
-            return {"success": False, "error": err}
+            out: Dict[str, Any] = {"success": False, "error": err}
+            if err and err.endswith("not found."):
+                try:
+                    out["available_skills"] = [s["name"] for s in self._described(self._index())]
+                except CapError:
+                    pass
+            return out
         target = f"{folder}/{file_path}" if file_path else f"{folder}/SKILL.md"
         try:
             text = self._cap.read(target).decode("utf-8", "replace")
@@ -188,22 +228,14 @@ class CapSkills:
             folders = self._index()
         except CapError as e:
             return {"success": False, "error": refusal_text(e)}
-        skills = []
-        for folder in folders:
-            cat = folder.rpartition("/")[0] or None
-            if category and cat != category:
-                continue
-            try:
-                meta, _ = _frontmatter(self._cap.read(f"{folder}/SKILL.md").decode("utf-8", "replace"))
-            except CapError:
-                continue
-            item: Dict[str, Any] = {"name": meta.get("name") or folder.rpartition("/")[2], "description": meta.get("description", "")}
-            if cat:
-                item["category"] = cat
-            skills.append(item)
-        skills.sort(key=lambda s: s["name"])
+        if category:
+            folders = [f for f in folders if f.rpartition("/")[0] == category]
+        skills = [{k: v for k, v in s.items() if k != "folder"} for s in self._described(folders)]
         categories = sorted({s["category"] for s in skills if "category" in s})
-        return {"success": True, "skills": skills, "categories": categories, "count": len(skills)}
+        out = {"success": True, "skills": skills, "categories": categories, "count": len(skills)}
+        if not skills and not category:
+            out["message"] = "No skills found in skills/ directory."
+        return out
 
     def skill_manage(
         self,
