@@ -318,9 +318,9 @@ describe.each(["r2", "disk"] as const)("holder-bound caps, %s backend", (backend
     const unknown = await wire(await send(forgedToken(), list));
     expect(await wire(await send(child.token, list, { key: parentKey }))).toBe(unknown);
     expect(await wire(await send(root.token, list, { key: childKey }))).toBe(unknown);
-    // A bound cap is fail-closed where no proof is taken (MCP answers only POST).
-    expect(await wire(await send(child.token, { method: "GET", path: "/mcp" }, { key: childKey }))).toBe(
-      await wire(await send(forgedToken(), { method: "GET", path: "/mcp" })),
+    // A bound cap is fail-closed where no proof is taken (WebDAV cannot carry one).
+    expect(await wire(await send(child.token, { method: "GET", path: "/dav/" }, { key: childKey }))).toBe(
+      await wire(await send(forgedToken(), { method: "GET", path: "/dav/" })),
     );
 
     expect((await send(root.token, { method: "DELETE", path: "" }, { key: parentKey })).status).toBe(204);
