@@ -59,6 +59,10 @@ const MCP_DIVERGES: Record<string, string> = {
 
 /** The vector families the MCP route does not reach at all, and why. */
 const NOT_ON_MCP: Record<string, string> = {
+  file_operations:
+    "Hermes' file-tool result shapes (N|line rows, total_lines, bytes_written, dirs_created, is_binary, PatchResult, SearchResult): with disabled_toolsets: [file] those tools are gone and the model sees the MCP server's own tools and shapes; only the plugin route keeps Hermes' shapes",
+  skills_tool:
+    "skills_list and skill_view are Hermes' skills toolset, which disabled_toolsets: [file] leaves in place, reading ~/.hermes/skills with Hermes' own authority; skill files reached through MCP are the skill_view_traversal vectors above",
   memory:
     "Hermes' memory tool is not in the `file` toolset: with disabled_toolsets: [file] it still writes ~/.hermes/memories with Hermes' own authority; only the plugin route (or disabling the memory toolset) puts memory on a cap",
 };
@@ -207,10 +211,44 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     }
   });
 
-  it("memory: not on the MCP route, flagged whole", async () => {
-    const data = await vectors("memory");
-    outcomes.push(`${backend} NOT ON MCP memory (${data.vectors.length} vectors): ${NOT_ON_MCP.memory}`);
-    expect(data.vectors.length).toBe(22);
+  it("credential_files: whether a declared file is reachable, through get_file_info on a cap on the home folder", async () => {
+    const data = await vectors("credential_files");
+    const { cap, host } = await area("cf");
+    for (const name of ["token.json", "oauth.json", "creds/oauth.json", "google_token.json", ".env", "auth.json"])
+      await cap.write(`home/${name}`, `SECRET-${name}`);
+    for (const name of [
+      ".anthropic_oauth.json",
+      "webhook_subscriptions.json",
+      "cache/bws_cache.json",
+      "mcp-tokens/srv.json",
+    ])
+      await cap.write(`home/${name}`, `SECRET-${name}`);
+    for (const name of ["sensitive.json", "secret.json", ".ssh/id_rsa", "absolute.json", "abs.json"])
+      await cap.write(name, "OUTSIDE-BYTES");
+    if (host) await symlink(path.join(host, "sensitive.json"), path.join(host, "home/evil_link.json"));
+    const client = await mcp.connect((await cap.subdir({ path: "home" })).url);
+    type V = { hermes_test: string; path: string; hermes: boolean; diverges?: string; disk_only?: boolean };
+    for (const v of data.vectors as V[]) {
+      if (v.disk_only && !host) continue;
+      const answer = await mcp.call(client, "get_file_info", { path: v.path.replace("{outside}", host ?? "/vault") });
+      expect(answer.text).not.toContain("OUTSIDE-BYTES");
+      // A leading "/" is the cap's root on MCP, so an absolute host path is a missing file here: not reachable either way.
+      const same = !answer.isError === v.hermes;
+      outcomes.push(
+        `${backend} ${same ? "same" : "DIVERGES"} credential_files/${v.hermes_test}${same ? "" : `: ${v.diverges}`}`,
+      );
+      expect(same, `${v.hermes_test}: MCP ${codeOf(answer)}, Hermes ${v.hermes}`).toBe(!v.diverges);
+    }
+  });
+
+  it.each([
+    ["memory", 22],
+    ["file_operations", 40],
+    ["skills_tool", 26],
+  ])("%s: not on the MCP route, flagged whole", async (family, count) => {
+    const data = await vectors(family);
+    outcomes.push(`${backend} NOT ON MCP ${family} (${data.vectors.length} vectors): ${NOT_ON_MCP[family]}`);
+    expect(data.vectors.length).toBe(count);
   });
 
   it("every flag is used: each flagged vector ran and diverged on this backend", () => {

@@ -85,7 +85,12 @@ describe("Python package (clients/python)", () => {
 
   it("Hermes plugin: Hermes' own test vectors pass through the cap-backed tools, on disk and R2", async () => {
     expect(venv.ok, venv.log).toBe(true);
-    const modules = ["test_hermes_plugin", "test_hermes_file_ops", "test_hermes_skills_tool"];
+    const modules = [
+      "test_hermes_plugin",
+      "test_hermes_file_ops",
+      "test_hermes_skills_tool",
+      "test_hermes_credential_files",
+    ];
     const plugin = await run(venv.python, ["-m", "unittest", "-v", ...modules], {
       cwd: TESTS,
       env: liveEnv(),
