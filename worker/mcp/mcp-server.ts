@@ -10,6 +10,7 @@ import { createSubdirCapTool } from "./delegation-tool.ts";
 import { directoryTreeTool, listDirectoryTool } from "./directory-tools.ts";
 import { deleteFileTool, editFileTool, getFileInfoTool, moveFileTool, writeFileTool } from "./file-tools.ts";
 import { createDirectoryTool, listAllowedDirectoriesTool } from "./folder-tools.ts";
+import { registerSubscriptions } from "./mcp-subscriptions.ts";
 import { readMediaFileTool } from "./media-tool.ts";
 import { readFileTool, readMultipleFilesTool, readTextFileTool } from "./read-tools.ts";
 import { answerWithin, budgetedFiles, RequestBudget } from "./request-budget.ts";
@@ -126,6 +127,7 @@ function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: 
   }
   registerCapResources(server, rights, scope);
   registerCapSkills(server, rights, scope);
+  registerSubscriptions(server, rights, scope);
   return server;
 }
 
