@@ -48,6 +48,8 @@ const ALL_TOOLS = [
   "list_versions",
   "restore_version",
   "search_file_contents",
+  "delete_directory",
+  "read_text_lines",
 ];
 const READ_TOOLS = ["read_file", "read_text_file", "read_media_file", "read_multiple_files"];
 const LIST_TOOLS = ["list_directory", "list_directory_with_sizes", "directory_tree", "search_files"];
@@ -70,9 +72,10 @@ describe("tools offered follow the cap's rights", () => {
         "list_allowed_directories",
         "list_versions",
         "search_file_contents",
+        "read_text_lines",
       ],
     ],
-    [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories", "list_versions"]],
+    [["read"], [...READ_TOOLS, "get_file_info", "list_allowed_directories", "list_versions", "read_text_lines"]],
     [["list"], [...LIST_TOOLS, "get_file_info", "list_allowed_directories"]],
     // restore_version needs read too: its answer describes the old bytes.
     [["write"], ["write_file", "create_directory", "list_allowed_directories"]],
@@ -87,6 +90,7 @@ describe("tools offered follow the cap's rights", () => {
         "list_allowed_directories",
         "list_versions",
         "restore_version",
+        "read_text_lines",
       ],
     ],
     [["delete"], ["list_allowed_directories", "delete_file"]],
@@ -232,6 +236,7 @@ describe("each tool on a full cap", () => {
       "list_allowed_directories",
       "list_versions",
       "search_file_contents",
+      "read_text_lines",
     ]);
     expect(await ok(child, "read_file", { path: "a.md" })).toBe("line1\nLINE2\nline3\n");
     expect(await call(child, "read_file", { path: "../top.md" })).toEqual({
