@@ -5,8 +5,9 @@ import { MAX_KEY_BYTES, utf8Length } from "../../shared/rel-path.ts";
 import type { Right } from "../../shared/rights.ts";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
 import { CapsModel } from "./caps-model.ts";
+import { type FolderSteps, moveFolderModel } from "./folder-move-model.ts";
 import type { ModelBlob } from "./journal-model.ts";
-import type { Json, ModelAnswer, VaultRequest } from "./model-requests.ts";
+import type { CapPick, Json, ModelAnswer, VaultRequest } from "./model-requests.ts";
 import {
   contentOf,
   DEFAULT_CONTENT_TYPE,
@@ -226,7 +227,8 @@ export abstract class FilesModel extends CapsModel {
     };
   }
 
-  protected move(request: VaultRequest & { op: "move" }): ModelAnswer {
+  /** `folders`: a folder `from` is moved entry by entry (folder-move-model.ts); without, refused as one entry. */
+  protected move(request: VaultRequest & { op: "move" }, folders = true): ModelAnswer {
     if (!this.live(request.cap)) return { observation: noSuchCap() };
     const body = parseJsonBody(request.body);
     if (!body.ok) return { observation: body.observation };
@@ -250,6 +252,8 @@ export abstract class FilesModel extends CapsModel {
     if (!dst.ok) return { observation: dst.observation };
 
     const source = this.files.get(src.value);
+    if (!source && folders && this.isDir(src.value))
+      return this.moveFolder(request.cap, { from, to }, access.value.path.text, toPath.value.text, overwrite);
     if (!source) return { observation: this.isDir(src.value) ? error("conflict") : error("not_found") };
     if (this.someAncestorIsFile(dst.value)) return { observation: error("conflict") };
     if (this.isDir(dst.value)) return { observation: error("conflict") };
@@ -270,5 +274,17 @@ export abstract class FilesModel extends CapsModel {
         cap.role,
       );
     return { observation: json(200, { from, to }) };
+  }
+
+  private moveFolder(cap: CapPick, echo: { from: Json; to: Json }, from: string, to: string, overwrite: boolean) {
+    const steps: FolderSteps = {
+      stat: (path) => this.stat({ op: "stat", cap, path }),
+      list: (path, cursor) => this.list({ op: "list", cap, path, limit: "250", ...(cursor ? { cursor } : {}) }),
+      mkdir: (path) => this.mkdir({ op: "mkdir", cap, path }),
+      rmdir: (path) => this.rmdir({ op: "rmdir", cap, path }),
+      move: (src, dst, replace) =>
+        this.move({ op: "move", cap, body: JSON.stringify({ from: src, to: dst, overwrite: replace }) }, false),
+    };
+    return moveFolderModel(steps, echo, from, to, overwrite);
   }
 }
