@@ -21,8 +21,8 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-export async function openConsoleBrowser(): Promise<ConsoleBrowser> {
-  await mkdir(SHOTS, { recursive: true });
+/** Debian's Chromium, headless, in a fresh profile folder (the caller removes `profile` after closing). */
+export async function launchChromium(viewport: { width: number; height: number }) {
   const profile = await mkdtemp(path.join(os.tmpdir(), "capvault-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -36,9 +36,15 @@ export async function openConsoleBrowser(): Promise<ConsoleBrowser> {
       "--disable-component-update",
       "--disable-sync",
     ],
-    viewport: { width: 1100, height: 760 },
+    viewport,
   });
   context.setDefaultTimeout(20_000);
+  return { context, profile };
+}
+
+export async function openConsoleBrowser(): Promise<ConsoleBrowser> {
+  await mkdir(SHOTS, { recursive: true });
+  const { context, profile } = await launchChromium({ width: 1100, height: 760 });
   const requests: ConsoleBrowser["requests"] = [];
   const pageErrors: string[] = [];
   context.on("request", (r) => requests.push({ url: r.url(), referer: r.headers().referer }));

@@ -13,12 +13,12 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { launchChromium } from "./console-browser.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = path.join(PROJECT_ROOT, "tmp/oauth-e2e");
 const MCP_REMOTE = path.join(PROJECT_ROOT, "node_modules/mcp-remote/dist/proxy.js");
 
@@ -54,22 +54,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
   const address = callback.address() as { port: number };
   callbackUrl = `http://127.0.0.1:${address.port}/callback`;
-  profile = await mkdtemp(path.join(os.tmpdir(), "capvault-oauth-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1000, height: 800 },
-  });
-  context.setDefaultTimeout(20_000);
+  ({ context, profile } = await launchChromium({ width: 1000, height: 800 }));
 }, 120_000);
 
 afterAll(async () => {
