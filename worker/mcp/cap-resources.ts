@@ -146,6 +146,14 @@ function encodeSegment(segment: string): string {
  * which refuses `..`, absolute and malformed paths as for every other route.
  */
 export function pathOf(uri: string): string | null {
+  const decoded = decodedUri(uri);
+  if (decoded === null) return null;
+  // A path that starts with "/" would be taken as the root's own "/" by the rooted files: no such resource.
+  return decoded.path === "" || decoded.path.startsWith("/") ? null : decoded.path;
+}
+
+/** A `file:///` or `skill://` URI's scheme and percent-decoded path, as written (no query, no fragment), or `null`. */
+export function decodedUri(uri: string): { scheme: "skill:" | "file:"; path: string } | null {
   let url: URL;
   try {
     url = new URL(uri);
@@ -153,16 +161,12 @@ export function pathOf(uri: string): string | null {
     return null;
   }
   if (url.search || url.hash) return null;
-  let path: string;
   try {
-    if (url.protocol === "file:" && url.host === "") path = decodeURIComponent(url.pathname.slice(1));
-    else if (url.protocol === "skill:") path = decodeURIComponent(`${url.host}${url.pathname}`);
-    else return null;
-  } catch {
-    return null;
-  }
-  // A path that starts with "/" would be taken as the root's own "/" by the rooted files: no such resource.
-  return path === "" || path.startsWith("/") ? null : path;
+    if (url.protocol === "skill:") return { scheme: "skill:", path: decodeURIComponent(`${url.host}${url.pathname}`) };
+    if (url.protocol === "file:" && url.host === "")
+      return { scheme: "file:", path: decodeURIComponent(url.pathname.slice(1)) };
+  } catch {}
+  return null;
 }
 
 export function mimeTypeOf(path: string): string | undefined {

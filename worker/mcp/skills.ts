@@ -2,7 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Right } from "../../shared/rights.ts";
-import { mimeTypeOf, SKILL_FILE, skillPathUri } from "./cap-resources.ts";
+import { decodedUri, mimeTypeOf, SKILL_FILE, skillPathUri } from "./cap-resources.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import { fileUri } from "./media-tool.ts";
 import {
@@ -121,34 +121,18 @@ function refusedAs<T>(
 
 /** The cap folder a `skill://<folder>/SKILL.md` URI names, or `null`. */
 function skillFolderOf(uri: string): string | null {
-  const path = decodedPath(uri);
+  const path = decodedUri(uri);
   if (path === null || path.scheme !== "skill:" || !path.path.endsWith(`/${SKILL_FILE}`)) return null;
   return path.path.slice(0, -SKILL_FILE.length - 1);
 }
 
 /** The folder a `skill://` or `file:///` directory URI names (one trailing `/` allowed), and how to name its children. */
 function directoryOf(uri: string): { path: string; uriOf: (path: string) => string } | null {
-  const decoded = decodedPath(uri);
+  const decoded = decodedUri(uri);
   if (decoded === null) return null;
   const path = decoded.path.endsWith("/") ? decoded.path.slice(0, -1) : decoded.path;
   // A leading "/" would be read as the root by the cap's path parser: no such directory here.
   if (path.startsWith("/")) return null;
   if (decoded.scheme === "skill:") return path === "" ? null : { path, uriOf: skillPathUri };
   return { path, uriOf: fileUri };
-}
-
-function decodedPath(uri: string): { scheme: "skill:" | "file:"; path: string } | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return null;
-  }
-  if (url.search || url.hash) return null;
-  try {
-    if (url.protocol === "skill:") return { scheme: "skill:", path: decodeURIComponent(`${url.host}${url.pathname}`) };
-    if (url.protocol === "file:" && url.host === "")
-      return { scheme: "file:", path: decodeURIComponent(url.pathname.slice(1)) };
-  } catch {}
-  return null;
 }
