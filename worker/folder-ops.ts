@@ -10,6 +10,7 @@ import {
   type Tree,
   type TreeBound,
   type TreeCount,
+  takeLinks,
   transferTree,
   walkTree,
 } from "./folder-tree.ts";
@@ -52,14 +53,28 @@ export async function deleteFolderTree(
   if (stat.value.type !== "dir") return refuse("isFile");
   const root = canonical(rawPath ?? "");
   if (root === "") return refuse("needsFolderName");
+  // A link to a folder (disk) is removed as the link, as `rm` removes it; a folder is refused as one (R2 too).
+  const link = await cap.deleteFile(root);
+  if (link.ok) return ok({ files: 0, folders: 1 });
+  if (!isRefused(link, "isDirectory") && link.error.code !== "not_found") return link;
   const tree = await walkTree(cap, root, boundOf(options.limit));
   if (!tree.ok) return tree;
-  return removeTree(cap, tree.value, options.onStep);
+  const pruned = await takeLinks(
+    tree.value,
+    (dir) => cap.deleteFile(dir),
+    (refused) => isRefused(refused, "isDirectory"),
+  );
+  if (!pruned.ok) return pruned;
+  const removed = await removeTree(cap, pruned.value.tree, options.onStep);
+  return removed.ok ? ok({ ...removed.value, folders: removed.value.folders + pruned.value.links }) : removed;
 }
+
+const isRefused = (result: Result<unknown>, reason: "isDirectory" | "cannotMoveDirectory") =>
+  !result.ok && result.error.message === refusal(reason).message;
 
 /** Whether a file move was refused because its source is a folder: then it is a folder move. */
 export function isFolderMoveRefusal(result: Result<unknown>): boolean {
-  return !result.ok && result.error.message === refusal("cannotMoveDirectory").message;
+  return isRefused(result, "cannotMoveDirectory");
 }
 
 /**
@@ -92,15 +107,19 @@ export async function moveFolderTree(
     const clash = await mergeClash(cap, tree.value, from, to, overwrite);
     if (!clash.ok) return clash;
   }
-  return transferTree(
+  const rebased = (path: string) => to + path.slice(from.length);
+  const pruned = await takeLinks(tree.value, (dir) => cap.movePath(dir, rebased(dir), overwrite), isFolderMoveRefusal);
+  if (!pruned.ok) return pruned;
+  const moved = await transferTree(
     cap,
-    tree.value,
+    pruned.value.tree,
     from,
     to,
     true,
     (source, destination) => cap.movePath(source, destination, overwrite),
     options.onStep,
   );
+  return moved.ok ? ok({ ...moved.value, folders: moved.value.folders + pruned.value.links }) : moved;
 }
 
 /** Into an existing folder: a file onto a folder, a folder onto a file, or (without `overwrite`) a file onto a file. */

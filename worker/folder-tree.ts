@@ -52,6 +52,37 @@ export async function walkTree(cap: CapStub, root: string, bound: TreeBound): Pr
   return ok(tree);
 }
 
+/**
+ * A link to a folder (disk) lists as a folder, but the cap's one-entry move
+ * and delete act on the link itself, as `mv` and `rm` do. So each subfolder
+ * of the walk is first offered to `step` as one entry: taken, it was a link,
+ * and what the walk saw through it is dropped (else the operation would move
+ * or delete the files of a folder it never named); refused as a folder
+ * (`isFolder`), it stays in the tree, done entry by entry.
+ */
+export async function takeLinks(
+  tree: Tree,
+  step: (dir: string) => Promise<Result<null>>,
+  isFolder: (refused: Result<null>) => boolean,
+): Promise<Result<{ tree: Tree; links: number }>> {
+  const taken: string[] = [];
+  let links = 0;
+  const below = (path: string) => taken.some((t) => path === t || path.startsWith(`${t}/`));
+  // Parents come before children, so a link's own subfolders are skipped, never offered.
+  for (const dir of tree.dirs.slice(1)) {
+    if (below(dir)) continue;
+    await yieldTurn();
+    const result = await step(dir);
+    // not_found: an empty folder (disk) or one gone meanwhile; the walk's steps already allow for either.
+    if (!result.ok && (isFolder(result) || result.error.code === "not_found")) continue;
+    if (!result.ok) return result;
+    taken.push(dir);
+    links++;
+  }
+  if (taken.length === 0) return ok({ tree, links });
+  return ok({ tree: { dirs: tree.dirs.filter((d) => !below(d)), files: tree.files.filter((f) => !below(f)) }, links });
+}
+
 /** Runs before the file step `index` in place of its turn: tests revoke a cap there, mid-operation. */
 export type StepHook = (index: number) => Promise<void>;
 

@@ -95,3 +95,42 @@ describe("rename", () => {
     expect((await memory({ command: "view", path: "/memories/moved4/to-keep/a.md" })).text).toContain("a");
   });
 });
+
+describe("the folder routes", () => {
+  it("DELETE /folder?recursive=true of a folder holding a link removes the link, not the other folder's files", async () => {
+    await kept("keep5");
+    await mkdir(at("box5"));
+    await writeFile(at("box5", "own.md"), "own\n");
+    await symlink("../keep5", at("box5", "to-keep"));
+    const res = await fetch(`${vault.diskCapUrl}/folder?path=box5&recursive=true`, { method: "DELETE" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ deleted: { files: 1, folders: 2 } });
+    expect(await exists("box5")).toBe(false);
+    await expectKept("keep5");
+  });
+
+  it("DELETE /folder?recursive=true of a link to a folder removes the link only", async () => {
+    await kept("keep6");
+    await symlink("keep6", at("link6"));
+    const res = await fetch(`${vault.diskCapUrl}/folder?path=link6&recursive=true`, { method: "DELETE" });
+    expect(await res.json()).toEqual({ deleted: { files: 0, folders: 1 } });
+    expect(await exists("link6")).toBe(false);
+    await expectKept("keep6");
+  });
+
+  it("POST /move of a folder holding a link moves the link as one entry", async () => {
+    await kept("keep7");
+    await mkdir(at("box7", "sub"), { recursive: true });
+    await writeFile(at("box7", "sub", "own.md"), "own\n");
+    await symlink("../../keep7", at("box7", "sub", "to-keep"));
+    const res = await fetch(`${vault.diskCapUrl}/move`, {
+      method: "POST",
+      body: JSON.stringify({ from: "box7", to: "moved7" }),
+    });
+    expect(await res.json()).toEqual({ from: "box7", to: "moved7", moved: { files: 1, folders: 3 } });
+    expect(await exists("box7")).toBe(false);
+    expect(await isLink("moved7", "sub", "to-keep")).toBe(true);
+    expect(await readlink(at("moved7", "sub", "to-keep"))).toBe("../../keep7");
+    await expectKept("keep7");
+  });
+});

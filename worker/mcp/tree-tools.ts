@@ -11,11 +11,11 @@ import { errorResult, TEXT_OUTPUT, textResult } from "./tool-result.ts";
 
 /**
  * Storage calls a whole-folder operation may make, charged before it starts:
- * per entry a listing, the step and (for a move) a folder made, a merge
- * check and a folder removed. It is most of one request's budget, so such a
- * call is best sent alone.
+ * per entry a listing, the step, the try as one entry (a link) and (for a
+ * move) a folder made, a merge check and a folder removed. It is most of one
+ * request's budget, so such a call is best sent alone.
  */
-export const FOLDER_OP_CALLS = 4 * FOLDER_OP_LIMIT;
+export const FOLDER_OP_CALLS = 5 * FOLDER_OP_LIMIT;
 
 /** Charges a folder operation's worst case to the request, or refuses it whole. */
 export function chargeFolderOp(context: CapToolContext): Result<null> {
