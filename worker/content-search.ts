@@ -35,6 +35,28 @@ export const SEARCH_DEFAULT_LIMIT = 100;
 const SHOWN_CHARS = 500;
 /** Characters scanned between turns given to other requests (shared/yield-turn.ts). */
 const YIELD_CHARS = 16 * 1024;
+/**
+ * re2js falls back from its DFA when the DFA's cache thrashes (`a[ab]{200}$`,
+ * `\pL{0,700}$`), and then pays for every live thread at every character:
+ * up to ~110 ns per instruction per character measured, so 2 MiB under a
+ * 2,000-instruction program would be minutes of CPU. Programs up to
+ * {@link SEARCH_CHEAP_PROGRAM} instructions ran at DFA speed in every case
+ * measured; above it, the bytes a request scans, a line and the stretch
+ * between turns shrink with the program (about 0.5 s, 50 ms, 30 ms at worst).
+ */
+export const SEARCH_CHEAP_PROGRAM = 16;
+const SEARCH_MAX_WORK = 5_000_000;
+const SEARCH_MAX_LINE_WORK = 500_000;
+
+/** What one request may scan with a program of `size` instructions: bytes, line length, and the weight of a character. */
+export function searchBudget(size: number): { bytes: number; lineChars: number; weight: number } {
+  if (size <= SEARCH_CHEAP_PROGRAM) return { bytes: SEARCH_MAX_BYTES, lineChars: SEARCH_MAX_LINE_CHARS, weight: 1 };
+  return {
+    bytes: Math.min(SEARCH_MAX_BYTES, Math.floor(SEARCH_MAX_WORK / size)),
+    lineChars: Math.min(SEARCH_MAX_LINE_CHARS, Math.floor(SEARCH_MAX_LINE_WORK / size)),
+    weight: size / SEARCH_CHEAP_PROGRAM,
+  };
+}
 const LISTING_LIMIT = 500;
 const MAX_LISTINGS = 8;
 
@@ -123,13 +145,16 @@ class Search {
   private sinceTurn = 0;
   /** Found this page: matching lines (mode lines) or files (count, files). */
   private found = 0;
+  private readonly budget: ReturnType<typeof searchBudget>;
 
   constructor(
     private readonly storage: StorageAdapter,
     private readonly root: Root,
     private readonly dir: RelPath,
     private readonly query: SearchQuery,
-  ) {}
+  ) {
+    this.budget = searchBudget(query.regex.programSize());
+  }
 
   async run(): Promise<Result<SearchPage>> {
     const at = checkKey(this.root, this.dir, "dir");
@@ -177,12 +202,12 @@ class Search {
     }
     if (this.considered >= SEARCH_MAX_FILES) return ok("budget");
     const shown = this.dir.text === "" ? name : `${this.dir.text}/${name}`;
-    if (size > SEARCH_MAX_FILE_BYTES) {
+    if (size > Math.min(SEARCH_MAX_FILE_BYTES, this.budget.bytes)) {
       this.considered++;
       this.skipped.push({ path: shown, reason: "too_large" });
       return ok("done");
     }
-    if (this.scanned.files > 0 && this.scanned.bytes + size > SEARCH_MAX_BYTES) return ok("budget");
+    if (this.scanned.files > 0 && this.scanned.bytes + size > this.budget.bytes) return ok("budget");
     this.considered++;
     // A storage read can answer without a task of its own: a turn per file lets other requests in.
     await yieldTurn();
@@ -196,7 +221,7 @@ class Search {
     if (lines.at(-1) === "") lines.pop();
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!;
-      if (line.length > SEARCH_MAX_LINE_CHARS) {
+      if (line.length > this.budget.lineChars) {
         this.skipped.push({ path: shown, reason: "long_line" });
         return ok("done");
       }
@@ -221,7 +246,7 @@ class Search {
       if (done) break;
       total += value.byteLength;
       // Grown since it was listed: cut here rather than read without bound.
-      if (total > SEARCH_MAX_FILE_BYTES) {
+      if (total > Math.min(SEARCH_MAX_FILE_BYTES, this.budget.bytes)) {
         await reader.cancel().catch(() => undefined);
         return "too_large";
       }
@@ -245,7 +270,7 @@ class Search {
     const hits: number[] = [];
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!;
-      this.sinceTurn += line.length + 1;
+      this.sinceTurn += (line.length + 1) * this.budget.weight;
       if (this.sinceTurn >= YIELD_CHARS) {
         this.sinceTurn = 0;
         await yieldTurn();

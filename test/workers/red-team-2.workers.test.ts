@@ -1,0 +1,105 @@
+import { RE2JS } from "re2js";
+import { describe, expect, it } from "vitest";
+import type { SearchPage } from "../../shared/wire-types.ts";
+import { SEARCH_CHEAP_PROGRAM, searchBudget } from "../../worker/content-search.ts";
+import { call, cap, child, mintRoot } from "./vault.ts";
+
+// Red team of the session's new surfaces: what was found (a failing test
+// before its fix) and the attacks that held, kept so they keep holding.
+
+type Cap = ReturnType<typeof cap>;
+let counter = 0;
+
+async function search(root: Cap, params: Record<string, string>): Promise<SearchPage> {
+  const res = await call("GET", `/object/${root.token}/search?${new URLSearchParams(params)}`);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return res.json();
+}
+
+function forgeCursor(value: unknown): string {
+  return btoa(JSON.stringify(value)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
+  async function treeRoot(files: Record<string, string>): Promise<Cap> {
+    const root = cap((await mintRoot(`red-team-2/${backend}/${++counter}/`, { backend })).token);
+    for (const [path, body] of Object.entries(files)) expect((await root.write(path, body)).status).toBe(201);
+    return root;
+  }
+
+  it("search: a costly program scans fewer bytes a request, skips files and lines it cannot afford", async () => {
+    // re2js's DFA thrashes on this program (its states are the last 201
+    // characters) and each character then steps every live thread: ~20 us a
+    // character measured, so the 2 MiB every pattern was allowed took ~40 s of CPU.
+    const costly = "a[ab]{200}$";
+    const size = RE2JS.compile(costly).programSize();
+    expect(size).toBeGreaterThan(SEARCH_CHEAP_PROGRAM);
+    // 5e6 instruction-characters a request, 5e5 a line (worker/content-search.ts).
+    expect(searchBudget(size)).toMatchObject({ bytes: Math.floor(5e6 / size), lineChars: Math.floor(5e5 / size) });
+    let seed = 7;
+    const ab = (n: number) =>
+      Array.from({ length: n }, () => {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        return seed & 1 ? "a" : "b";
+      }).join("");
+    const small = () => `${Array.from({ length: 26 }, () => ab(300)).join("\n")}\na${"b".repeat(200)}\n`;
+    const names = ["1.txt", "2.txt", "3.txt", "4.txt", "5.txt", "6.txt"];
+    const root = await treeRoot({
+      ...Object.fromEntries(names.map((n) => [n, small()])),
+      "big.txt": `${"b".repeat(999)}\n`.repeat(100),
+      "wide.txt": `a${"b".repeat(3000)}\n`,
+    });
+    const cheap = await search(root, { pattern: "b$", mode: "files" });
+    expect(cheap).toMatchObject({
+      files: ["1.txt", "2.txt", "3.txt", "4.txt", "5.txt", "6.txt", "big.txt", "wide.txt"],
+    });
+    const pages: SearchPage[] = [];
+    let cursor: string | null = null;
+    do {
+      const p: SearchPage = await search(root, { pattern: costly, mode: "files", ...(cursor ? { cursor } : {}) });
+      expect(p.scanned.bytes).toBeLessThanOrEqual(5e6 / size);
+      pages.push(p);
+      cursor = p.cursor;
+      expect(pages.length).toBeLessThan(10);
+    } while (cursor !== null);
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.flatMap((p) => p.files)).toEqual(names);
+    expect(pages.flatMap((p) => p.skipped)).toEqual([
+      { path: "big.txt", reason: "too_large" },
+      { path: "wide.txt", reason: "long_line" },
+    ]);
+  });
+
+  it("held: a subdir cap's search never reaches its parent's files, whatever cursor it is handed", async () => {
+    const root = await treeRoot({ "a.txt": "secret\n", "sub/b.txt": "secret\n", "z.txt": "secret\n" });
+    const sub = await child(root, { path: "sub", rights: ["read", "list"] });
+    const parentCursor = (await search(root, { pattern: "secret", limit: "1" })).cursor;
+    expect(parentCursor).not.toBeNull();
+    const forged = [
+      parentCursor!,
+      forgeCursor({ a: null, f: "../a.txt", m: 0 }),
+      forgeCursor({ a: "..", f: null, m: 0 }),
+      forgeCursor({ a: "../", f: "../z.txt", m: 0 }),
+      forgeCursor({ a: "\u0000", f: null, m: 0 }),
+    ];
+    for (const c of forged) {
+      const res = await call(
+        "GET",
+        `/object/${sub.token}/search?${new URLSearchParams({ pattern: "secret", cursor: c })}`,
+      );
+      const text = await res.text();
+      expect(res.status, text).toBeLessThan(500);
+      expect(text).not.toContain("a.txt");
+      expect(text).not.toContain("z.txt");
+      expect(text).not.toContain("red-team-2/");
+      if (res.status === 200) for (const m of (JSON.parse(text) as SearchPage).matches!) expect(m.path).toBe("b.txt");
+    }
+    for (const path of ["..", "../", "/", "sub/..", "%2e%2e"]) {
+      const res = await call("GET", `/object/${sub.token}/search?${new URLSearchParams({ pattern: "secret", path })}`);
+      const text = await res.text();
+      expect(res.status, text).toBeLessThan(500);
+      expect(text).not.toContain("a.txt");
+      expect(text).not.toContain("red-team-2/");
+    }
+  });
+});
