@@ -7,6 +7,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareUtf8 } from "../../shared/utf8-order.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
@@ -187,15 +188,24 @@ describe("disk pagination at scale", () => {
       { length: PAGING_FILES },
       (_, i) => `${stems[i % stems.length]}-${String(i).padStart(4, "0")}`,
     );
+    // A connection per request: the vault closes a connection idle for 5 s, and a pool reusing one its own
+    // timer (4 s) failed to retire in time on a loaded machine has its request cut ("other side closed").
+    const fresh = new Agent({ pipelining: 0 });
     let next = 0;
     const writer = async () => {
       while (next < names.length) {
         const name = names[next++]!;
-        const response = await fetch(`${cap()}/file${q(`scale/${name}`)}`, { method: "PUT", body: name });
+        const url = `${cap()}/file${q(`scale/${name}`)}`;
+        const response = await undiciFetch(url, { method: "PUT", body: name, dispatcher: fresh });
         if (response.status !== 201) throw new Error(`writing ${name}: ${response.status} ${await response.text()}`);
+        await response.body?.cancel();
       }
     };
-    await Promise.all(Array.from({ length: 50 }, writer));
+    try {
+      await Promise.all(Array.from({ length: 50 }, writer));
+    } finally {
+      await fresh.close();
+    }
 
     const { pages, status } = await listAll("scale", PAGING_LIMIT);
     expect(status).toBe(200);
