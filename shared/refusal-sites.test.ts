@@ -9,6 +9,8 @@ const SCOPE = ["shared", "worker", "durable-objects", "storage-adapters", "disk-
 /** The tables themselves, and the Result helpers they build on. */
 const TABLES = new Set([
   "shared/refusals.ts",
+  "shared/refusals-files.ts",
+  "shared/refusals-protocols.ts",
   "shared/result.ts",
   "memory-tool/memory-refusals.ts",
   "worker/mcp/mcp-refusals.ts",
