@@ -1,7 +1,11 @@
+import { env } from "cloudflare:test";
 import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
+import { capObjectStub } from "../../durable-objects/object-stubs.ts";
+import { digestToken } from "../../shared/token.ts";
 import type { SearchPage } from "../../shared/wire-types.ts";
 import { SEARCH_CHEAP_PROGRAM, searchBudget } from "../../worker/content-search.ts";
+import { deleteFolderTree, moveFolderTree } from "../../worker/folder-ops.ts";
 import { call, cap, child, mintRoot } from "./vault.ts";
 
 // Red team of the session's new surfaces: what was found (a failing test
@@ -101,5 +105,36 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       expect(text).not.toContain("a.txt");
       expect(text).not.toContain("red-team-2/");
     }
+  });
+
+  it("held: a file written into a folder mid-move or mid-delete is never lost and nothing answers 5xx", async () => {
+    const root = await treeRoot({ "m/a.txt": "a", "m/b.txt": "b", "m/s/c.txt": "c", "d/a.txt": "a", "d/b.txt": "b" });
+    const stub = capObjectStub(env, (await digestToken(root.token)).key);
+    const moved = await moveFolderTree(stub as never, "m", "n", false, {
+      onStep: async (i) => {
+        if (i === 1) {
+          expect((await root.write("m/late.txt", "late")).status).toBe(201);
+          expect((await root.write("m/s/late2.txt", "late")).status).toBe(201);
+        }
+      },
+    });
+    expect(moved.ok || moved.error.code !== "internal").toBe(true);
+    const files = async (path: string) => {
+      const res = await root.list(path, "&depth=0");
+      return res.status === 404
+        ? []
+        : ((await res.json()) as { entries: { name: string }[] }).entries.map((e) => e.name);
+    };
+    const after = [...(await files("m")).map((n) => `m/${n}`), ...(await files("n")).map((n) => `n/${n}`)];
+    expect(after.filter((p) => p.endsWith("late.txt") || p.endsWith("late2.txt"))).toHaveLength(2);
+    expect(after.filter((p) => /(^|\/)(a|b|c)\.txt$/.test(p)).sort()).toEqual(["n/a.txt", "n/b.txt", "n/s/c.txt"]);
+    const removed = await deleteFolderTree(stub as never, "d", {
+      onStep: async (i) => {
+        if (i === 0) expect((await root.write("d/late.txt", "late")).status).toBe(201);
+      },
+    });
+    expect(removed.ok || removed.error.code !== "internal").toBe(true);
+    const http = await call("DELETE", `/object/${root.token}/folder?path=d&recursive=true`);
+    expect(http.status).toBeLessThan(500);
   });
 });
