@@ -107,6 +107,40 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     }
   });
 
+  it("held: odd search parameters answer a typed 4xx or a page, never a 5xx nor the root", async () => {
+    const root = await treeRoot({ "a.txt": "abc\n\u00e9t\u00e9\n" });
+    const odd: string[] = [
+      "pattern=%ED%A0%80",
+      "pattern=%F0%9F",
+      "pattern=%5CC",
+      `pattern=${encodeURIComponent("(?P<n>a)\\k<n>")}`,
+      `pattern=${encodeURIComponent("(?U)a+")}`,
+      `pattern=${encodeURIComponent("a{1001}")}`,
+      `pattern=${encodeURIComponent("(?i)\\x{10FFFF}")}`,
+      `pattern=${encodeURIComponent("\\p{Nonesuch}")}`,
+      "pattern=a&pattern=b",
+      "pattern=a&limit=0",
+      "pattern=a&limit=1e2",
+      "pattern=a&context=1e1",
+      "pattern=a&ignoreCase=TRUE",
+      "pattern=a&mode=",
+      "pattern=a&path=%00",
+      "pattern=a&path=a.txt",
+      "pattern=a&glob=%5B",
+      `pattern=a&glob=${encodeURIComponent("{".repeat(200))}`,
+      `pattern=a&cursor=${"A".repeat(5000)}`,
+      `pattern=a&cursor=${forgeCursor({ a: null, f: null, m: 1e300 })}`,
+      `pattern=a&cursor=${forgeCursor({ a: null, f: null, m: -1, x: 1 })}`,
+      `pattern=a&cursor=${forgeCursor([null, null, 0])}`,
+    ];
+    for (const query of odd) {
+      const res = await call("GET", `/object/${root.token}/search?${query}`);
+      const text = await res.text();
+      expect(res.status, `${query}: ${text}`).toBeLessThan(500);
+      expect(text).not.toContain("red-team-2/");
+    }
+  });
+
   it("held: a file written into a folder mid-move or mid-delete is never lost and nothing answers 5xx", async () => {
     const root = await treeRoot({ "m/a.txt": "a", "m/b.txt": "b", "m/s/c.txt": "c", "d/a.txt": "a", "d/b.txt": "b" });
     const stub = capObjectStub(env, (await digestToken(root.token)).key);
