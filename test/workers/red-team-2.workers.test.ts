@@ -141,6 +141,60 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     }
   });
 
+  it("held: a subdir cap's MCP session stream says nothing of changes outside its subtree", async () => {
+    const root = await treeRoot({ "in/a.txt": "a", "out/b.txt": "b" });
+    const sub = await child(root, { path: "in", rights: ["read", "list"] });
+    const mcpHeaders = {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+    };
+    const init = await call("POST", `/object/${sub.token}/mcp`, {
+      headers: mcpHeaders,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "red-team", version: "1" } },
+      }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const session = init.headers.get("mcp-session-id");
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    const subscribe = await call("POST", `/object/${sub.token}/mcp`, {
+      headers: { ...mcpHeaders, "mcp-session-id": session! },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri: "file:///a.txt" } }),
+    });
+    expect(subscribe.status, await subscribe.text()).toBe(200);
+    const stream = await call("GET", `/object/${sub.token}/mcp`, {
+      headers: { accept: "text/event-stream", "mcp-session-id": session!, "mcp-protocol-version": "2025-11-25" },
+    });
+    expect(stream.status).toBe(200);
+    // Outside first (a new file, a change, a move in from outside the subtree's view), then the one inside.
+    expect((await root.write("out/new.txt", "n")).status).toBe(201);
+    expect((await root.write("out/b.txt", "b2")).status).toBe(200);
+    expect((await root.move({ from: "out/b.txt", to: "out/c.txt" })).status).toBe(200);
+    expect((await root.write("in/a.txt", "a2")).status).toBe(200);
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!seen.includes("notifications/resources/updated")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    await reader.cancel();
+    const messages = seen
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(messages).toEqual([
+      { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: "file:///a.txt" } },
+    ]);
+    expect(seen).not.toContain("out/");
+  });
+
   it("held: a file written into a folder mid-move or mid-delete is never lost and nothing answers 5xx", async () => {
     const root = await treeRoot({ "m/a.txt": "a", "m/b.txt": "b", "m/s/c.txt": "c", "d/a.txt": "a", "d/b.txt": "b" });
     const stub = capObjectStub(env, (await digestToken(root.token)).key);
