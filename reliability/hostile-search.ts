@@ -51,11 +51,20 @@ export const SEARCH_CASES: SearchCase[] = [
     send: (http) => http("GET", search("search-redos", "(a+)+$")),
   },
   {
-    name: "http GET /search, [ab]*a[ab]{20}c (costly for RE2's DFA) over 2 MiB",
+    name: "http GET /search, [ab]*a[ab]{20}c (costly for RE2's DFA) over 2 MiB (its budget: less)",
     setup: once(async (put) => {
       for (let i = 0; i < 16; i++) await put(`search-dfa/f${i}.txt`, abText(BYTES / 16 - 4096, i + 1));
     }),
     send: (http) => http("GET", search("search-dfa", "[ab]*a[ab]{20}c")),
+  },
+  {
+    // A long program makes re2js's DFA give up and its slow path pay per instruction per character: the bytes a
+    // request may scan shrink with the program's size (worker/content-search.ts, searchBudget).
+    name: "http GET /search, a[ab]{200}$ (a long program) over 64 files of 4 KiB",
+    setup: once(async (put) => {
+      for (let i = 0; i < 64; i++) await put(`search-long/f${i}.txt`, abText(4096, i + 101));
+    }),
+    send: (http) => http("GET", search("search-long", "a[ab]{200}$")),
   },
   {
     name: `http GET /search over ${FILES + 1} small files (one past the file bound)`,
