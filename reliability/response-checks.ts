@@ -56,8 +56,7 @@ function refusalProblem(observed: Observed, route?: "mcp" | "memory"): string | 
     // whose refusals are RFC 6750's: 401, a challenge, no body or `{ error, error_description }`.
     const oauth = parsed as { error?: unknown; error_description?: unknown } | undefined;
     const rfc6750 =
-      observed.body.length === 0 ||
-      (typeof oauth?.error === "string" && typeof oauth.error_description === "string");
+      observed.body.length === 0 || (typeof oauth?.error === "string" && typeof oauth.error_description === "string");
     if (status === 401 && rfc6750 && /^(Bearer|DPoP) /.test(header(observed, "www-authenticate") ?? "")) return null;
     if (!isErrorCode(code)) return `refusal ${status} outside the contract: ${text(observed).slice(0, 160)}`;
     if (statusOf(code) !== status) return `code ${code} answered with ${status}, the contract says ${statusOf(code)}`;

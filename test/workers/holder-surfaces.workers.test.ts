@@ -245,7 +245,12 @@ describe.each(["r2", "disk"] as const)("holder-bound caps on every surface, %s b
       });
     expect((await put("one")).res.status).toBe(201);
     expect((await put("two")).res.status).toBe(200);
-    const listed = await send({ url: `/object/${t}/versions?path=f.txt`, token: t, key, row: ROWS.find((r) => r.name === "versions")! });
+    const listed = await send({
+      url: `/object/${t}/versions?path=f.txt`,
+      token: t,
+      key,
+      row: ROWS.find((r) => r.name === "versions")!,
+    });
     const versions = ((await listed.res.json()) as VersionPage).versions;
     const minted = await send({
       url: `/object/${t}/subdir`,
