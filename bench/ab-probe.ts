@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/ab-probe.ts --base DIR [--ops mcp,get,put-r2,put-disk] [--batches 20] [--calls 50]`:
+ * `npx tsx bench/ab-probe.ts --base DIR [--ops mcp,get,get-r2,put-r2,put-disk] [--batches 20] [--calls 50]`:
  * this checkout against a second one (DIR, e.g. `git archive` of the commit before a change, with
  * node_modules linked), each on a vault of its own, in small batches that alternate between the two
  * (this, base, base, this, …), so a burst of load elsewhere falls on both alike. Per op and side: the
@@ -41,6 +41,7 @@ async function opsOf(vault: TestVault): Promise<Record<string, Op>> {
   const disk = vault.diskCapUrl;
   const r2 = vault.rootCapUrl;
   for (let i = 0; i < FILES; i++) await leanOk(`${disk}/file?path=ab/f${i}.txt`, { method: "PUT", body: body(i) });
+  for (let i = 0; i < FILES; i++) await leanOk(`${r2}/file?path=ab/f${i}.txt`, { method: "PUT", body: body(i) });
   let id = 0;
   return {
     async mcp(i) {
@@ -54,6 +55,10 @@ async function opsOf(vault: TestVault): Promise<Record<string, Op>> {
     async get(i) {
       const res = await leanOk(`${disk}/file?path=ab/f${i % FILES}.txt`);
       if (res.body.toString() !== body(i % FILES)) throw new Error("GET /file: wrong body");
+    },
+    async "get-r2"(i) {
+      const res = await leanOk(`${r2}/file?path=ab/f${i % FILES}.txt`);
+      if (res.body.toString() !== body(i % FILES)) throw new Error("R2 GET /file: wrong body");
     },
     async "put-r2"(i) {
       const res = await lean(`${r2}/file?path=ab/w${i % FILES}.bin`, { method: "PUT", body: body(i) });

@@ -1,6 +1,6 @@
 /**
  * `NODE_OPTIONS=--experimental-websocket npx tsx bench/workerd-profile.ts [calls]`: CPU profiles of
- * workerd (the worker's and the cap objects' isolates) while a disk cap serves `calls` plain reads of a
+ * workerd (the worker's and the cap objects' isolates) while an R2 cap and then a disk cap each serve `calls` plain reads of a
  * 1 KiB file, then `calls` MCP read_file calls of it, then an R2 cap takes one 2 MiB PUT. Starts workerd's
  * inspector through bench/workerd-inspector-hook.mjs and drives the Chrome DevTools protocol's Profiler
  * over a WebSocket. Prints the top frames by self time per phase and writes the .cpuprofile files
@@ -92,11 +92,14 @@ try {
   for (const t of targets) if (t.webSocketDebuggerUrl) sessions.push({ t, s: await connect(t.webSocketDebuggerUrl) });
   const file = `${vault.diskCapUrl}/file?path=profile.txt`;
   if (!(await fetch(file, { method: "PUT", body: "a".repeat(1024) })).ok) throw new Error("PUT failed");
+  const r2File = `${vault.rootCapUrl}/file?path=profile.txt`;
+  if (!(await fetch(r2File, { method: "PUT", body: "a".repeat(1024) })).ok) throw new Error("R2 PUT failed");
   const client = new Client({ name: "workerd-profile", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${vault.diskCapUrl}/mcp`)));
   const big = new Uint8Array(2 * 1024 * 1024).fill(0x62);
   const put = `${vault.rootCapUrl}/file?path=profile-big.bin`;
   const phases: [string, number, () => Promise<void>][] = [
+    ["r2-read", calls, async () => void (await (await fetch(r2File)).text())],
     ["disk-read", calls, async () => void (await (await fetch(file)).text())],
     [
       "mcp-read",
