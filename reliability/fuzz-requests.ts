@@ -126,11 +126,32 @@ const extraQuery = fc.oneof(
       `&cursor=${"A".repeat(20_000)}`,
       "&%70ath=x",
       "&PATH=x",
+      // GET /search, GET /lines, DELETE /folder (issue 24's routes)
+      "&pattern=x",
+      "&pattern=(a%2B)%2B%24",
+      "&pattern=",
+      "&pattern=%5C",
+      "&pattern=x&mode=files&context=11",
+      "&pattern=x&glob=**%2F*",
+      "&offset=0",
+      "&offset=1&limit=2000",
+      "&recursive=true",
+      "&recursive=yes",
     ),
   },
 );
 
-const queryRoute = fc.constantFrom("/file", "/file", "/file", "/stat", "/list", "/audit");
+const queryRoute = fc.constantFrom(
+  "/file",
+  "/file",
+  "/file",
+  "/stat",
+  "/list",
+  "/audit",
+  "/lines",
+  "/search",
+  "/folder",
+);
 const jsonBodyText = (fields: fc.Arbitrary<Record<string, unknown>>) =>
   fc.oneof(
     { weight: 8, arbitrary: fields.map((value) => JSON.stringify(value)) },
