@@ -70,6 +70,14 @@ export const shot = (page: Page, name: string) =>
   page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
 /** The file list holds one whole answer: no listing (a reload after a change) is still in flight. */
+/**
+ * Waits until what the page shows satisfies the assertion. `expect.poll`'s
+ * default gives up after one wall-clock second, which a loaded CI machine
+ * passes while the page is still working; this waits for the page as
+ * Playwright's `waitFor` does, bounded by the test's own timeout.
+ */
+export const painted = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 30_000, interval: 50 });
+
 export const listSettled = (page: Page) => page.locator("table.entries[aria-busy=false]").waitFor();
 
 /** Records every dialog's message and accepts it, answering a prompt with `answer.next`. */

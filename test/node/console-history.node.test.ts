@@ -7,6 +7,7 @@ import {
   type ConsoleBrowser,
   listSettled,
   openConsoleBrowser,
+  painted,
   SHOTS,
   tokenOf,
 } from "./console-browser.ts";
@@ -57,7 +58,7 @@ describe("web console in Chromium: history and Undo", () => {
     const { dialogs, answer } = acceptDialogs(page);
     await page.goto(`${vault.url}/ui#${tokenOf(root)}`);
     // The header tells how much the cap holds and against which quota.
-    await expect.poll(() => page.locator("#cap-header dd.usage").textContent()).toMatch(/ files? \(no quota\)$/);
+    await painted(() => page.locator("#cap-header dd.usage").textContent()).toMatch(/ files? \(no quota\)$/);
     await page.locator("button.dir", { hasText: "hist/" }).click();
     const rowOf = (name: string) =>
       page.locator("table.entries tr", { has: page.locator("button.file", { hasText: name }) });
@@ -74,13 +75,13 @@ describe("web console in Chromium: history and Undo", () => {
     // History: newest first, who did it, view an old version, restore it, redact another.
     await rowOf("a.txt").locator("text=History").click();
     const versions = page.locator(".history tr[data-version]");
-    await expect.poll(() => versions.count()).toBe(2);
+    await painted(() => versions.count()).toBe(2);
     expect(await page.locator(".history .op").allTextContents()).toEqual(["modified", "created"]);
     expect(await versions.first().textContent()).toContain("this cap");
     await versions.last().locator("text=View").click();
     await page.locator(".version-view pre.text .line", { hasText: "v1" }).waitFor();
     await versions.last().locator("text=Restore").click();
-    await expect.poll(() => versions.count()).toBe(3);
+    await painted(() => versions.count()).toBe(3);
     expect(await text("hist/a.txt")).toBe("v1\n");
     const v2 = (await versions.nth(1).getAttribute("data-version"))!;
     await versions.nth(1).locator("text=Redact").click();
@@ -157,7 +158,7 @@ describe("web console in Chromium: history and Undo", () => {
     await child.goto(shared);
     await child.locator("button.file", { hasText: "a.txt" }).waitFor();
     await child.locator("table.entries tr", { hasText: "a.txt" }).locator("text=History").click();
-    await expect.poll(() => child.locator(".history tr[data-version]").count()).toBeGreaterThan(3);
+    await painted(() => child.locator(".history tr[data-version]").count()).toBeGreaterThan(3);
     expect(await child.locator(".history button", { hasText: /^Restore$/ }).count()).toBe(0);
     expect(await child.locator(".history button", { hasText: /^Redact$/ }).count()).toBe(0);
     // Minted without it, a child sees no version from before its mint.
@@ -222,7 +223,6 @@ describe("web console in Chromium: history and Undo", () => {
     const held: { release: () => void; delivered: Promise<void> }[] = [];
     const listing = (url: URL) => url.pathname.endsWith("/list");
     await page.route(listing, async (route) => {
-      const response = await route.fetch();
       let release = () => {};
       const released = new Promise<void>((resolve) => {
         release = resolve;
@@ -231,7 +231,9 @@ describe("web console in Chromium: history and Undo", () => {
         .waitForEvent("requestfinished", { predicate: (r) => r === route.request(), timeout: 0 })
         .then(() => undefined);
       delivered.catch(() => {}); // awaited only for the answers released; the page's close ends the others
+      // Counted as it arrives, before the vault is asked: the test waits for the listing, not for the vault's answer.
       held.push({ release, delivered });
+      const response = await route.fetch();
       await released;
       await route.fulfill({ response });
     });
@@ -244,18 +246,18 @@ describe("web console in Chromium: history and Undo", () => {
     // A first upload's reload is in flight (its answer, without the next change, held) ...
     await drop("other.txt", "other\n");
     await page.locator("#status", { hasText: "Uploaded other.txt" }).waitFor();
-    await expect.poll(() => held.length).toBe(1);
+    await painted(() => held.length).toBe(1);
     expect(await page.locator("table.entries").getAttribute("aria-busy")).toBe("true");
     // ... the rows shown meanwhile are the last whole answer, not an empty or half list ...
     await rowOf("r\\.txt").waitFor();
     // ... and an upload over r.txt then is still known as a replacement, with its Undo.
     await drop("r.txt", "replaced!\n");
     await page.locator("#status", { hasText: "Uploaded r.txt, replacing what was there." }).waitFor();
-    await expect.poll(() => held.length).toBe(2);
+    await painted(() => held.length).toBe(2);
     // The newer listing answers first; the older one, answered later, must not paint over it.
     held[1]!.release();
     await rowOf("other\\.txt").waitFor();
-    await expect.poll(() => rowOf("r\\.txt").textContent()).toContain("10 B");
+    await painted(() => rowOf("r\\.txt").textContent()).toContain("10 B");
     held[0]!.release();
     await held[0]!.delivered;
     // A request of the page's own, made after the stale answer arrived, so the console has had it in hand.

@@ -8,6 +8,7 @@ import {
   expectNoTokenInHistory,
   listSettled,
   openConsoleBrowser,
+  painted,
   shot,
   tokenOf,
 } from "./console-browser.ts";
@@ -72,7 +73,7 @@ describe("web console in Chromium", () => {
     await page.locator("button.file", { hasText: "notes.txt" }).waitFor();
     const stat = (await (await fetch(`${vault.rootCapUrl}/stat?path=big.bin`)).json()) as { size: number };
     expect(stat.size).toBe(BIG);
-    await expect.poll(() => page.locator("tr", { hasText: "big.bin" }).textContent()).toContain("20 MiB");
+    await painted(() => page.locator("tr", { hasText: "big.bin" }).textContent()).toContain("20 MiB");
 
     // 3. Preview the text: line by line, markup shown as text.
     await page.locator("button.file", { hasText: "notes.txt" }).click();
