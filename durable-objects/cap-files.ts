@@ -139,7 +139,7 @@ export class CapFiles {
     }
     const keepAs = newBlobName();
     const written = await this.revocation.revocable(cap.expiresAt, async (signal) =>
-      storage.write(at, cutOnAbort(largeChunks(body), signal, cap.expiresAt), {
+      storage.write(at, cutOnAbort(largeChunks(body, request.length), signal, cap.expiresAt), {
         length: request.length,
         contentType,
         ifMatch: request.ifMatch,

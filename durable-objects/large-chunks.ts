@@ -22,8 +22,9 @@ const MAX_CHUNK = 256 * 1024;
  * A stream the runtime cannot read that way (one built in JavaScript, not a
  * byte stream) is returned as it is. Bytes, order and errors are unchanged:
  * a source that errors errors this stream, and cancelling this stream
- * cancels the source.
+ * cancels the source. `expected` (the declared length) sizes the buffers
+ * to what is left (see nativeChunks).
  */
-export function largeChunks(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  return nativeChunks(source, { min: MIN_CHUNK, max: MAX_CHUNK });
+export function largeChunks(source: ReadableStream<Uint8Array>, expected?: number): ReadableStream<Uint8Array> {
+  return nativeChunks(source, { min: MIN_CHUNK, max: MAX_CHUNK }, undefined, expected);
 }

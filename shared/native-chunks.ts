@@ -8,11 +8,19 @@
  * a source that errors errors this stream, and cancelling this stream cancels
  * the source. Used by durable-objects/large-chunks.ts (uploads) and the R2
  * adapter's paced copy.
+ *
+ * `expected`, when the source's length is known (an upload's Content-Length),
+ * sizes each buffer to what is left rather than `max`: a 1 KiB write then
+ * allocates 1 KiB, not 256 KiB (profiled: the big buffer was 12% of the
+ * vault isolate's CPU per 1 KiB R2 write, its allocation and the collector's
+ * work after it). A source that turns out longer still reads whole: past the
+ * expected length the buffers are `min` again, after a one-byte probe.
  */
 export function nativeChunks(
   source: ReadableStream<Uint8Array>,
   size: { min: number; max: number },
   beforeRead?: () => Promise<void>,
+  expected?: number,
 ): ReadableStream<Uint8Array> {
   let reader: ReadableStreamBYOBReader;
   try {
@@ -20,13 +28,17 @@ export function nativeChunks(
   } catch {
     return source;
   }
+  let seen = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       await beforeRead?.();
       // A body cut off mid-upload (the client gone) rejects the read. That error
       // is handed on explicitly: a pull that rejects would error this stream
       // too, but workerd also reports it as an unhandled rejection.
-      const read = await reader.readAtLeast(size.min, new Uint8Array(size.max)).then(
+      const left = expected === undefined ? size.max : expected - seen;
+      // Exactly what is left; at the expected end a one-byte probe finds the end (or more bytes than declared).
+      const room = left > 0 ? Math.min(size.max, left) : left === 0 ? 1 : size.min;
+      const read = await reader.readAtLeast(Math.min(size.min, room), new Uint8Array(room)).then(
         (result) => result,
         (error: unknown) => {
           controller.error(error);
@@ -34,7 +46,10 @@ export function nativeChunks(
         },
       );
       if (!read) return;
-      if (read.value && read.value.byteLength > 0) controller.enqueue(read.value);
+      if (read.value && read.value.byteLength > 0) {
+        seen += read.value.byteLength;
+        controller.enqueue(read.value);
+      }
       if (read.done) controller.close();
     },
     cancel: (reason) => reader.cancel(reason),

@@ -44,6 +44,23 @@ describe("largeChunks: an upload's few-KiB pieces handed on as a few large chunk
     expect(await collect(largeChunks(nativeBody(0, 0)))).toEqual([]);
   });
 
+  it("with the declared length, sizes its buffers to what is left, and still reads a longer or shorter body whole", async () => {
+    // A 1 KiB write holds 1 KiB (and a one-byte probe for the end), not a 256 KiB buffer per write.
+    const small = await collect(largeChunks(nativeBody(1, 1024), 1024));
+    expect(small.map((c) => [c.byteLength, c.buffer.byteLength])).toEqual([[1024, 1024]]);
+    const large = await collect(largeChunks(nativeBody(100, 4096), 100 * 4096));
+    expect(large.map((c) => c.byteLength).reduce((a, b) => a + b, 0)).toBe(100 * 4096);
+    expect(large.every((c) => c.buffer.byteLength <= 256 * 1024)).toBe(true);
+    expect(large.at(-1)!.buffer.byteLength).toBe(large.at(-1)!.byteLength);
+    // The length is a hint, never a cut: more bytes than declared, or fewer, all come through for the checks after it.
+    const longer = await collect(largeChunks(nativeBody(30, 4096), 1000));
+    expect(longer.map((c) => c.byteLength).reduce((a, b) => a + b, 0)).toBe(30 * 4096);
+    const all = new Uint8Array(await new Blob(longer).arrayBuffer());
+    expect(all.every((b, i) => b === i % 251)).toBe(true);
+    expect((await collect(largeChunks(nativeBody(3, 10), 1000))).map((c) => c.byteLength)).toEqual([30]);
+    expect(await collect(largeChunks(nativeBody(0, 0), 0))).toEqual([]);
+  });
+
   it("fails when the body fails: a cut body never looks complete", async () => {
     await expect(collect(largeChunks(nativeBody(40, 4096, true)))).rejects.toThrow();
   });
