@@ -5,7 +5,10 @@
  * at the least. `PUT ...&durable=1` is the durable-write floor: the promise
  * the vault's disk writes make (a reader sees the old file or the new one
  * whole, and a 2xx survives a crash): temp file, fsync, rename, fsync of the
- * folder. Bench only, loopback only.
+ * folder. `&commits=1` adds what the vault's write also makes durable: a
+ * line appended to a journal file and one to an audit file (beside the folder, not in it), each with
+ * `fdatasync` (a SQLite WAL commit is an append and a sync), one after the
+ * other as the vault's journal and audit commits are. Bench only, loopback only.
  *
  * Run as its own process (`node --import tsx bench/floor-disk-server.ts DIR`),
  * as the vault's disk host runs in the launcher's, so neither shares the
@@ -34,6 +37,9 @@ export function createFloorServer(root: string): http.Server {
         await mkdir(path.dirname(file), { recursive: true });
         if (url.searchParams.has("durable")) await writeDurably(file, req);
         else await writeFile(file, req);
+        if (url.searchParams.has("commits"))
+          for (const log of ["journal", "audit"])
+            await commitLine(path.join(path.dirname(root), `.floor-${log}.log`), file);
         res.statusCode = 201;
         return res.end();
       }
@@ -50,6 +56,16 @@ export function createFloorServer(root: string): http.Server {
 }
 
 let temps = 0;
+
+async function commitLine(log: string, file: string): Promise<void> {
+  const handle = await open(log, "a");
+  try {
+    await handle.write(`write ${file}\n`);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
 
 async function writeDurably(file: string, body: http.IncomingMessage): Promise<void> {
   const temp = path.join(path.dirname(file), `.floor-${process.pid}-${temps++}`);

@@ -39,6 +39,9 @@ export async function startR2Floor(r2Persist: string, outDir: string): Promise<R
     compatibilityDate: "2026-04-26",
     r2Buckets: ["BUCKET"],
     r2Persist,
+    // The objects of `?commits=1` keep SQLite files on disk, as the vault's do (their fsyncs are the point).
+    durableObjects: { OBJECTS: { className: "FloorObject", useSQLite: true } },
+    durableObjectsPersist: path.join(outDir, "floor-objects"),
   });
   const url = (await mf.ready).origin;
   return { url, stop: () => mf.dispose() };

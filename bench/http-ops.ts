@@ -26,6 +26,8 @@ export interface FileEndpoints {
   floor: (name: string) => string;
   /** Where the floor writes paying the vault's durability (disk: temp, fsync, rename, fsync of the folder). */
   durableFloor?: (name: string) => string;
+  /** The write floor that also pays the vault's journal and audit commits (see the floors' own files). */
+  committedFloor?: (name: string) => string;
 }
 
 /** Endpoints of the R2 cap (root prefix `default/`) and the R2 floor worker, for one bucket key. */
@@ -33,6 +35,7 @@ export function r2Endpoints(capUrl: string, floorUrl: string, prefix = "default/
   return {
     cap: (name) => `${capUrl}/file?path=${encodeURIComponent(name)}`,
     floor: (name) => `${floorUrl}/?key=${encodeURIComponent(prefix + name)}`,
+    committedFloor: (name) => `${floorUrl}/?key=${encodeURIComponent(prefix + name)}&commits=1`,
   };
 }
 
@@ -42,6 +45,7 @@ export function diskEndpoints(capUrl: string, floorUrl: string): FileEndpoints {
     cap: (name) => `${capUrl}/file?path=${encodeURIComponent(name)}`,
     floor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}`,
     durableFloor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}&durable=1`,
+    committedFloor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}&durable=1&commits=1`,
   };
 }
 

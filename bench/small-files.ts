@@ -46,6 +46,8 @@ export async function smallFileRows(
   };
   const durable = ends.durableFloor;
   if (durable) writeVariants.durable = p50(durable, (u) => put(u));
+  const committed = ends.committedFloor;
+  if (committed) writeVariants.committed = p50(committed, (u) => put(u));
   const write = await interleaved(rounds, writeVariants);
   const rate = (url: (n: string) => string) => () => throughput(inFlightCalls, IN_FLIGHT, (i) => get(url(name(i))));
   const many = await interleaved(rounds, { cap: rate(ends.cap), floor: rate(ends.floor) });
@@ -72,6 +74,18 @@ export async function smallFileRows(
         floor: write.durable!,
         floorName: `${floorName}, temp+fsync+rename`,
         goal: goals.durableWriteP50 ?? null,
+      }),
+    );
+  if (committed)
+    extra.push(
+      makeRow({
+        ...common,
+        row: `${label} write 1 KiB p50 vs the same commits`,
+        unit: "ms",
+        cap: write.cap!,
+        floor: write.committed!,
+        floorName: `${floorName}${durable ? ", durable" : ""}, + journal and audit commits`,
+        goal: null,
       }),
     );
   return [
