@@ -258,6 +258,7 @@ describe("revocation against transfers in flight", () => {
       const size = 32 * 1024 * 1024;
       const piece = new Uint8Array(256 * 1024).fill(1);
       let sent = 0;
+      // What the root sees at the file's path as soon as the revocation has answered.
       let revoking: Promise<number> | null = null;
       const body = new ReadableStream<Uint8Array>({
         async pull(c) {
@@ -267,7 +268,7 @@ describe("revocation against transfers in flight", () => {
           if (sent === 4 * 1024 * 1024)
             revoking = oneShot("DELETE", sub.url).then((status) => {
               expect(status).toBe(204);
-              return performance.now();
+              return oneShot("GET", `${rootUrl}/stat?path=inflight/late.bin`);
             });
           if (revoking) await new Promise((r) => setTimeout(r, 5));
           sent += piece.length;
@@ -280,13 +281,14 @@ describe("revocation against transfers in flight", () => {
         headers: { "content-length": String(size) },
         duplex: "half",
       } as RequestInit).catch(() => null);
-      const putAnswered = performance.now();
       expect(revoking).not.toBeNull();
-      const revokeAnswered = await revoking!;
+      const statWhenRevoked = await revoking!;
       const stat = await fetch(`${rootUrl}/stat?path=inflight/late.bin`);
       if (put?.status === 201) {
-        // Stored before the revocation answered: allowed, and only then.
-        expect(revokeAnswered, backend).toBeGreaterThanOrEqual(putAnswered - 50);
+        // Stored before the revocation answered: allowed, and only then. Asked of the vault (the file was
+        // there when the revocation answered), not of this process's clock: the two answers come on two
+        // connections, and on a loaded machine the 201 can be read well after the 204 that followed it.
+        expect(statWhenRevoked, backend).toBe(200);
         expect(stat.status).toBe(200);
       } else {
         if (put) {
