@@ -137,12 +137,10 @@ describe("the official filesystem server's tools", () => {
         "!bad_request: matching these glob patterns took more than 5000000 steps; use simpler patterns or search a subdirectory",
       [`${"{a,b}".repeat(7)}`]: "!bad_request: a glob pattern's {a,b} braces expand to at most 64 alternatives",
     };
+    // A backtracking matcher would not answer these within the test's timeout; no clock of its own here.
     for (const [pattern, answer] of Object.entries(answers)) {
-      const started = performance.now();
       const result = await call(disk, "search_files", { path: "globs", pattern });
       expect(`${result.isError ? "!" : ""}${result.text}`, pattern.slice(0, 20)).toBe(answer);
-      // Not a speed assertion: a bound far above what this takes, far below an exponential blow-up.
-      expect(performance.now() - started).toBeLessThan(20_000);
     }
     expect(await call(disk, "search_files", { path: "globs", pattern: "x".repeat(1025) })).toEqual({
       isError: true,
