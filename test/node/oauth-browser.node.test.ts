@@ -266,14 +266,16 @@ describe("OAuth in Chromium", () => {
     try {
       const connected = client.connect(transport);
       connected.catch(() => {}); // awaited below; a failure before then is reported there
-      await expect.poll(() => /visiting:\s*\n(\S+)/.exec(stderr)?.[1], { timeout: 30_000 }).toBeTruthy();
+      // Each wait is for mcp-remote (a process of its own, which starts the fake opener, another) to get
+      // there: bounded by the test's own timeout, not by a guess of how long a loaded machine takes.
+      await expect.poll(() => /visiting:\s*\n(\S+)/.exec(stderr)?.[1], { timeout: 110_000 }).toBeTruthy();
       const url = /visiting:\s*\n(\S+)/.exec(stderr)![1]!;
       expect(new URL(url).origin + new URL(url).pathname).toBe(`${vault.url}/oauth/authorize`);
       // The opener was handed that URL (mcp-remote re-encodes spaces in it).
       const state = new URL(url).searchParams.get("state")!;
-      await expect.poll(() => readFile(opened, "utf8").catch(() => ""), { timeout: 10_000 }).toContain(state);
+      await expect.poll(() => readFile(opened, "utf8").catch(() => ""), { timeout: 110_000 }).toContain(state);
       // ...and took it (so mcp-remote tried none of its fallbacks, x-www-browser among them).
-      await expect.poll(() => stderr, { timeout: 10_000 }).toContain("Browser opened automatically.");
+      await expect.poll(() => stderr, { timeout: 110_000 }).toContain("Browser opened automatically.");
       await approveInBrowser(page, url, rootToken, "06-consent-mcp-remote");
       await page.waitForURL((u) => u.hostname === "localhost" && u.pathname === "/oauth/callback");
       await shot(page, "07-mcp-remote-callback");
