@@ -22,12 +22,14 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^R2 write 1 KiB p50$/,
     /^R2 read 1 KiB, 16 in flight$/,
     /^R2 read 1 KiB p50, fetch client$/,
+    /^R2 write 1 KiB p50 vs the same commits$/,
   ],
   disk: [
     /^disk read 1 KiB p50$/,
     /^disk write 1 KiB p50$/,
     /^disk read 1 KiB, 16 in flight$/,
     /^disk write 1 KiB p50 vs durable write$/,
+    /^disk write 1 KiB p50 vs the same commits$/,
   ],
   mcp: [/^MCP read_file 1 KiB, 16 in flight$/, /^MCP read_file 1 KiB p50$/],
   large: [
