@@ -1,7 +1,8 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_WATCHERS, MAX_WATCHERS_PER_CAP } from "../../durable-objects/watch-feed.ts";
 import { DEFAULT_RETENTION } from "../../shared/retention.ts";
+import { capObject, setExpiry } from "./slow-upload.ts";
 import { cap, child, mintRoot } from "./vault.ts";
 import { socketReader, socketWatch, sseWatch, type WatchEvent } from "./watch-client.ts";
 
@@ -199,8 +200,12 @@ describe("a WebSocket watcher's cap expiring", () => {
   it("closes the socket, and the journal never sends to a socket whose cap's time is up", async () => {
     const prefix = `watch/expiry/${++counter}/`;
     const root = cap((await mintRoot(prefix)).token);
-    const brief = await child(root, { path: "", ttlSeconds: 1 });
+    const brief = await child(root, { path: "" });
     const ws = await socket(brief);
+    // Its expiry arrives once the socket is open: set in place with the alarm due, rather than a TTL of a
+    // second that a loaded machine can spend before the socket opens (then refused, not closed).
+    await setExpiry(brief.token, Date.now() - 1, { alarm: true });
+    await runDurableObjectAlarm(await capObject(brief.token));
     // Closed by the cap's own expiry (its alarm): waits on the socket, not on a clock.
     expect(await ws.next()).toEqual({ closed: 1000 });
     // As after hibernation, with no cap object telling it: the attachment's expiry is checked before sending.
