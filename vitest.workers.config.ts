@@ -54,6 +54,8 @@ export default defineConfig({
     // Effective only when this file is the root config (one workers file run alone); see test/request-log-filter.ts.
     onConsoleLog: keepConsoleLog,
     include: ["**/*.workers.test.ts"],
+    // Loads the worker before each file's tests (see the file).
+    setupFiles: ["./test/workers/warm-up.ts"],
     // These are integration tests (trees of caps, every route, both backends), not
     // unit tests: on two busy cores some take seconds. Races are synchronised, never slept through.
     testTimeout: 30_000,
