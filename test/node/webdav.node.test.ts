@@ -168,7 +168,7 @@ describe.concurrent("WebDAV", () => {
     );
 
     it("refuses hostile requests with clear 4xx codes and changes nothing", async () => {
-      // A same-root child of its own, so the lock flood below fills its locks and not litmus's cap's.
+      // A same-root child of its own, so what these requests would change is its own.
       const minted = await fetch(`${caps[backend]}/subdir`, { method: "POST" });
       expect(minted.status).toBe(201);
       const cap = ((await minted.json()) as { url: string }).url;
@@ -224,12 +224,19 @@ describe.concurrent("WebDAV", () => {
       }
       expect((await dav(`${base}/h/keep.txt`, "GET")).text).toBe("kept");
       expect((await dav(`${base}/h/..%2F..%2Fx`, "PUT", { body: "x" })).status).toBe(400);
+    }, 60_000);
 
+    it("bounds a cap's locks: the 65th is refused, a lock holds its file and folder, unlocking frees room", async () => {
+      // A same-root child of its own, so the flood fills its locks and not litmus's cap's; a folder of its own in the root.
+      const minted = await fetch(`${caps[backend]}/subdir`, { method: "POST" });
+      expect(minted.status).toBe(201);
+      const base = `${((await minted.json()) as { url: string }).url}/dav`;
+      expect((await dav(`${base}/locks/`, "MKCOL")).status).toBe(201);
       // A lock flood: the cap holds at most 64 locks; the 65th is refused, and unlocking frees room.
       const locks: string[] = [];
       const lockBody = LOCK_BODY;
       for (let i = 0; i < 64; i++) {
-        const r = await dav(`${base}/h/keep.txt`.replace("keep.txt", `l${i}`), "LOCK", {
+        const r = await dav(`${base}/locks/l${i}`, "LOCK", {
           headers: { timeout: "Infinite", depth: "0" },
           body: lockBody,
         });
@@ -237,18 +244,20 @@ describe.concurrent("WebDAV", () => {
         expect(r.text).toContain("<D:timeout>Second-3600</D:timeout>");
         locks.push(r.headers.get("lock-token")!);
       }
-      const flood = await dav(`${base}/h/one-more`, "LOCK", { body: lockBody });
+      const flood = await dav(`${base}/locks/one-more`, "LOCK", { body: lockBody });
       expect([flood.status, JSON.parse(flood.text).error.code]).toEqual([413, "too_large"]);
-      expect((await dav(`${base}/h/l0`, "PUT", { body: "no token" })).status).toBe(423);
-      expect((await dav(`${base}/h/l0`, "PUT", { body: "token", headers: { if: `(${locks[0]})` } })).status).toBe(204);
+      expect((await dav(`${base}/locks/l0`, "PUT", { body: "no token" })).status).toBe(423);
+      expect((await dav(`${base}/locks/l0`, "PUT", { body: "token", headers: { if: `(${locks[0]})` } })).status).toBe(
+        204,
+      );
       // A locked file below a folder stops the folder's delete and move.
-      expect((await dav(`${base}/h/`, "DELETE")).status).toBe(423);
+      expect((await dav(`${base}/locks/`, "DELETE")).status).toBe(423);
       for (const token of locks)
         expect(
-          (await dav(`${base}/h/l${locks.indexOf(token)}`, "UNLOCK", { headers: { "lock-token": token } })).status,
+          (await dav(`${base}/locks/l${locks.indexOf(token)}`, "UNLOCK", { headers: { "lock-token": token } })).status,
         ).toBe(204);
-      expect((await dav(`${base}/h/`, "DELETE")).status).toBe(204);
-      expect((await dav(`${base}/h/`, "PROPFIND", { headers: { depth: "0" } })).status).toBe(404);
+      expect((await dav(`${base}/locks/`, "DELETE")).status).toBe(204);
+      expect((await dav(`${base}/locks/`, "PROPFIND", { headers: { depth: "0" } })).status).toBe(404);
     }, 60_000);
 
     it("keeps dead properties bounded: all or nothing per PROPPATCH, never a 5xx", async () => {
