@@ -31,7 +31,11 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^disk write 1 KiB p50 vs durable write$/,
     /^disk write 1 KiB p50 vs the same commits$/,
   ],
-  mcp: [/^MCP read_file 1 KiB, 16 in flight$/, /^MCP read_file 1 KiB p50$/],
+  mcp: [
+    /^MCP read_file 1 KiB, 16 in flight$/,
+    /^MCP read_file 1 KiB through the stdio bridge, 16 in flight$/,
+    /^MCP read_file 1 KiB p50$/,
+  ],
   large: [
     /^R2 \d+ MiB up$/,
     /^R2 \d+ MiB down$/,
