@@ -28,7 +28,7 @@ const diskSecret = randomBytes(32).toString("base64url");
 const disk = createDiskHost({ baseDir: diskRoot, secret: diskSecret });
 // Reached over a Unix socket, exactly as under the launcher (not through Miniflare's loopback server).
 const socketPath = path.join(scratch, "disk.sock");
-(await serveOnUnixSocket((request) => disk.fetch(request), socketPath)).unref();
+(await serveOnUnixSocket((request) => disk.serve(request), socketPath)).unref();
 
 export default defineConfig({
   plugins: [

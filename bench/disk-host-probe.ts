@@ -18,7 +18,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), "capvault-dhp-"));
 const disk = createDiskHost({ baseDir: path.join(dir, "base"), secret: SECRET });
 await disk.cleanStaleTemps();
 const sock = path.join(dir, "s.sock");
-const server = await serveOnUnixSocket((r) => disk.fetch(r), sock);
+const server = await serveOnUnixSocket((r) => disk.serve(r), sock);
 const content = new Uint8Array(1024).fill(66);
 
 function frame(call: DiskCall, body?: Uint8Array): Uint8Array {

@@ -6,6 +6,7 @@
  * Public API (import from here):
  *   createDiskHost({ baseDir, secret, fileMode?, dirMode? }): DiskHost   (synchronous; throws if unusable)
  *   DiskHost.fetch(request): Promise<Response>   the DISK binding; never throws, never names a host path
+ *   DiskHost.serve(request): Promise<HostAnswer> the same answer unbuilt, for the socket (socket-server.ts)
  *   DiskHost.cleanStaleTemps(): Promise<void>     run once at start, before serving
  *   DiskHost.close(): Promise<void>               waits for calls in progress, then releases the held
  *                                                 folders; later calls answer "unavailable"
@@ -27,7 +28,7 @@ import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limit
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext, WalkBudget } from "./host-context.ts";
-import type { HostRequest } from "./host-request.ts";
+import { dropBody, type HostAnswer, type HostRequest, jsonAnswer, toResponse } from "./host-request.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { META_DIR_NAME, MetaStore } from "./meta-store.ts";
 import { serveCall } from "./serve-call.ts";
@@ -63,6 +64,8 @@ export interface DiskHostOptions {
 export interface DiskHost {
   /** The `DISK` service binding. Answers every call with 200 and a protocol body. */
   fetch(request: HostRequest): Promise<Response>;
+  /** The same answer before a Response is built: what the socket writes (socket-server.ts). */
+  serve(request: HostRequest): Promise<HostAnswer>;
   /** Removes temp files and sidecars a crash left behind. Call at start, before serving. */
   cleanStaleTemps(): Promise<void>;
   /** Waits for calls in progress, then releases the held folders; later calls answer "unavailable". */
@@ -107,30 +110,26 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   let running = 0;
   let closing = false;
   let idle: (() => void) | null = null;
+  const serve = async (request: HostRequest): Promise<HostAnswer> => {
+    if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
+      await dropBody(request.body);
+      return jsonAnswer(refuse("unavailable"));
+    }
+    const ctx = closing ? null : await ready.catch(() => null);
+    if (!ctx || closing) {
+      await dropBody(request.body);
+      return jsonAnswer(refuse("unavailable"));
+    }
+    running++;
+    try {
+      return await serveCall(ctx, request);
+    } finally {
+      if (--running === 0) idle?.();
+    }
+  };
   return {
-    async fetch(request) {
-      if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
-        await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(refuse("unavailable")), {
-          status: 200,
-          headers: { "content-type": "application/json" },
-        });
-      }
-      const ctx = closing ? null : await ready.catch(() => null);
-      if (!ctx || closing) {
-        await request.body?.cancel().catch(() => undefined);
-        return new Response(JSON.stringify(refuse("unavailable")), {
-          status: 200,
-          headers: { "content-type": "application/json" },
-        });
-      }
-      running++;
-      try {
-        return await serveCall(ctx, request);
-      } finally {
-        if (--running === 0) idle?.();
-      }
-    },
+    serve,
+    fetch: async (request) => toResponse(await serve(request)),
     async cleanStaleTemps() {
       await cleanStaleTemps(await ready);
     },

@@ -6,6 +6,7 @@ import {
   encodeReadMeta,
   READ_META_HEADER,
   splitFrame,
+  splitWholeFrame,
   VERSION_SIZE_HEADER,
 } from "../storage-adapters/disk-protocol.ts";
 import type { ReadOutcome, VersionBytes } from "../storage-adapters/storage-adapter.ts";
@@ -15,7 +16,7 @@ import { listPath, moveFile, prepareRoot, readFile, removeFile, statPath } from 
 import { makeFolder, removeFolder } from "./folder-ops.ts";
 import { logUnexpected } from "./fs-errors.ts";
 import type { HostContext } from "./host-context.ts";
-import type { HostRequest } from "./host-request.ts";
+import { type HostAnswer, type HostRequest, jsonAnswer } from "./host-request.ts";
 import { dropVersion, readVersion } from "./version-store.ts";
 
 /**
@@ -24,35 +25,47 @@ import { dropVersion, readVersion } from "./version-store.ts";
  * body: Miniflare would turn a thrown error into a 500 carrying its message,
  * and Node's fs messages carry host paths.
  */
-export async function serveCall(ctx: HostContext, request: HostRequest): Promise<Response> {
+export async function serveCall(ctx: HostContext, request: HostRequest): Promise<HostAnswer> {
   try {
     if (request.method !== "POST" || request.body === null) return json(refuse("malformedDiskCall"));
-    const framed = await splitFrame(request.body);
+    const framed = request.body instanceof Uint8Array ? splitWholeFrame(request.body) : await splitFrame(request.body);
     if (!framed) return json(refuse("malformedDiskCall"));
     const call = decodeCall(framed.json);
     // Other calls carry no content; anything there is dropped, as slowly as the bounds of an empty write allow.
-    if (call?.op !== "write") await drain(framed.rest.getReader(), boundFor(ctx, 0));
+    if (call?.op !== "write" && !(framed.rest instanceof Uint8Array))
+      await drain(framed.rest.getReader(), boundFor(ctx, 0));
     if (!call) return json(refuse("malformedDiskCall"));
     if (call.op === "write") {
+      const content = framed.rest instanceof Uint8Array ? wholeStream(framed.rest) : framed.rest;
       const release = ctx.uploadSlots.take(ctx.uploads.maxConcurrent);
       if (!release) {
-        await drain(framed.rest.getReader(), boundFor(ctx, call.length));
+        await drain(content.getReader(), boundFor(ctx, call.length));
         return json(refuse("tooManyUploads"));
       }
       try {
-        return json(await write(ctx, call, framed.rest));
+        return json(await write(ctx, call, content));
       } finally {
         release();
       }
     }
-    if (call.op === "read") return readResponse(await read(ctx, call));
-    if (call.op === "readVersion") return versionResponse(await readVersion(ctx.versions, call.blob));
+    if (call.op === "read") return readAnswer(await read(ctx, call));
+    if (call.op === "readVersion") return versionAnswer(await readVersion(ctx.versions, call.blob));
     if (call.op === "dropVersion") return json(await dropVersion(ctx, call.blob));
     return json(await dispatch(ctx, call));
   } catch (error) {
     logUnexpected(error);
     return json(refuse("unavailable"));
   }
+}
+
+/** A write's content that arrived whole, as the stream the write path reads (a write pays its fsyncs anyway). */
+function wholeStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (bytes.length > 0) controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 }
 
 async function write(ctx: HostContext, call: DiskCall & { op: "write" }, body: ReadableStream<Uint8Array>) {
@@ -111,28 +124,25 @@ async function dispatch(
   }
 }
 
-function readResponse(result: Result<ReadOutcome>): Response {
+function readAnswer(result: Result<ReadOutcome>): HostAnswer {
   if (!result.ok || result.value.status !== "body") return json(result);
   const { meta, range, body } = result.value;
-  return new Response(body, {
-    status: 200,
+  return {
     headers: { [READ_META_HEADER]: encodeReadMeta({ meta, range }), "content-type": "application/octet-stream" },
-  });
+    body,
+  };
 }
 
-function versionResponse(result: Result<VersionBytes>): Response {
+function versionAnswer(result: Result<VersionBytes>): HostAnswer {
   if (!result.ok) return json(result);
   const { size, body } = result.value;
-  return new Response(body, {
-    status: 200,
-    headers: { [VERSION_SIZE_HEADER]: String(size), "content-type": "application/octet-stream" },
-  });
+  return { headers: { [VERSION_SIZE_HEADER]: String(size), "content-type": "application/octet-stream" }, body };
 }
 
 function boundFor(ctx: HostContext, length: number): BodyBound {
   return bodyBound(length, ctx.uploads);
 }
 
-function json(result: Result<unknown>): Response {
-  return new Response(JSON.stringify(result), { status: 200, headers: { "content-type": "application/json" } });
+function json(result: Result<unknown>): HostAnswer {
+  return jsonAnswer(result);
 }

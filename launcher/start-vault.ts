@@ -71,7 +71,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   const removeRunDir = () => rmSync(runDir, { recursive: true, force: true });
   process.once("exit", removeRunDir);
   const socketPath = path.join(runDir, "disk.sock");
-  const diskSocket = await serveOnUnixSocket((request) => disk.fetch(request), socketPath);
+  const diskSocket = await serveOnUnixSocket((request) => disk.serve(request), socketPath);
 
   const bindings: Record<string, string> = {
     CAPVAULT_ADMIN_TOKEN: adminToken,

@@ -94,6 +94,26 @@ export function encodeCallHead(call: DiskCall): Uint8Array {
   return head;
 }
 
+/** The call JSON at the head of `buffered`, once it has all arrived: its text and where the rest begins. */
+function frameHead(buffered: Uint8Array): { json: string; end: number } | "malformed" | "short" {
+  if (buffered.length < 4) return "short";
+  const jsonLength = new DataView(buffered.buffer, buffered.byteOffset, 4).getUint32(0);
+  if (jsonLength > MAX_CALL_BYTES) return "malformed";
+  if (buffered.length < 4 + jsonLength) return "short";
+  const json = decodeUtf8Strict(buffered.subarray(4, 4 + jsonLength));
+  return json === null ? "malformed" : { json, end: 4 + jsonLength };
+}
+
+/**
+ * A framed body that arrived whole (a small call over the disk host's
+ * socket): its call JSON and the rest, no stream built. `null` when the
+ * frame is malformed or cut short.
+ */
+export function splitWholeFrame(body: Uint8Array): { json: string; rest: Uint8Array } | null {
+  const head = frameHead(body);
+  return typeof head === "string" ? null : { json: head.json, rest: body.subarray(head.end) };
+}
+
 /**
  * Splits a framed request body into its call JSON and the rest (the content
  * of a write), without reading more of the content than arrived with the head.
@@ -108,16 +128,11 @@ export async function splitFrame(
 ): Promise<{ json: string; rest: ReadableStream<Uint8Array> } | null> {
   const reader = body.getReader();
   let buffered = new Uint8Array(0);
-  let jsonLength = -1;
   for (;;) {
-    if (jsonLength < 0 && buffered.length >= 4) {
-      jsonLength = new DataView(buffered.buffer, buffered.byteOffset, 4).getUint32(0);
-      if (jsonLength > MAX_CALL_BYTES) break;
-    }
-    if (jsonLength >= 0 && buffered.length >= 4 + jsonLength) {
-      const json = decodeUtf8Strict(buffered.subarray(4, 4 + jsonLength));
-      if (json === null) break;
-      let leftover: Uint8Array | null = buffered.subarray(4 + jsonLength);
+    const head = frameHead(buffered);
+    if (head === "malformed") break;
+    if (head !== "short") {
+      let leftover: Uint8Array | null = buffered.subarray(head.end);
       const rest = new ReadableStream<Uint8Array>({
         async pull(controller) {
           if (leftover !== null) {
@@ -131,7 +146,7 @@ export async function splitFrame(
         },
         cancel: (reason) => reader.cancel(reason),
       });
-      return { json, rest };
+      return { json: head.json, rest };
     }
     const { value, done } = await reader.read();
     if (done) break;
