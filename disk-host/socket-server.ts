@@ -65,22 +65,24 @@ export const WHOLE_CALL_BYTES = 64 * 1024;
 
 /**
  * Exactly `length` bytes of `req`, or null when it ends short, errs or is cut
- * (Node's parser never delivers more than Content-Length). Not bounded in
- * time here: a call this small that trickles is held only by its socket, as
- * a stalled stream was.
+ * (Node's parser never delivers more than Content-Length). Held as it
+ * arrives, not allocated ahead from the declared length. Not bounded in
+ * time here, as the head of a streamed call was not: only this user can
+ * reach the socket (see above), and workerd's calls arrive at once.
  */
 function readWhole(req: IncomingMessage, length: number): Promise<Uint8Array | null> {
   return new Promise((resolve) => {
-    const bytes = new Uint8Array(length);
+    const chunks: Buffer[] = [];
     let at = 0;
     req.on("data", (chunk: Buffer) => {
-      if (at + chunk.length > length) return void req.destroy();
-      bytes.set(chunk, at);
       at += chunk.length;
+      if (at > length) return void req.destroy();
+      chunks.push(chunk);
     });
-    req.once("end", () => resolve(at === length ? bytes : null));
+    const done = () => resolve(at === length && req.complete ? Buffer.concat(chunks, length) : null);
+    req.once("end", done);
+    req.once("close", done);
     req.once("error", () => resolve(null));
-    req.once("close", () => resolve(at === length && req.complete ? bytes : null));
   });
 }
 
