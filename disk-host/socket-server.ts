@@ -64,25 +64,74 @@ export function serveOnUnixSocket(
 export const WHOLE_CALL_BYTES = 64 * 1024;
 
 /**
- * Exactly `length` bytes of `req`, or null when it ends short, errs or is cut
- * (Node's parser never delivers more than Content-Length). Held as it
- * arrives, not allocated ahead from the declared length. Not bounded in
- * time here, as the head of a streamed call was not: only this user can
- * reach the socket (see above), and workerd's calls arrive at once.
+ * How long a small call's body may pause before it goes to the host as a
+ * stream after all, so that a body that stalls meets the host's own bounds
+ * (an upload's idle and total time) exactly as a streamed one does.
  */
-function readWhole(req: IncomingMessage, length: number): Promise<Uint8Array | null> {
+const WHOLE_PAUSE_MS = 100;
+
+/**
+ * Exactly `length` bytes of `req` (Node's parser never delivers more than
+ * Content-Length), held as they arrive; or, when the body pauses longer than
+ * {@link WHOLE_PAUSE_MS}, the bytes so far and the rest as one stream; or null
+ * when it ends short, errs or is cut.
+ */
+function readSmall(req: IncomingMessage, length: number): Promise<HostRequest["body"]> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let at = 0;
-    req.on("data", (chunk: Buffer) => {
+    let settled = false;
+    const settle = (body: HostRequest["body"]) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(paused);
+      req.off("data", take);
+      resolve(body);
+    };
+    const take = (chunk: Buffer) => {
       at += chunk.length;
-      if (at > length) return void req.destroy();
+      if (at > length) {
+        req.destroy();
+        return settle(null);
+      }
       chunks.push(chunk);
-    });
-    const done = () => resolve(at === length && req.complete ? Buffer.concat(chunks, length) : null);
-    req.once("end", done);
-    req.once("close", done);
-    req.once("error", () => resolve(null));
+      paused.refresh();
+    };
+    const asStream = () => {
+      if (settled) return;
+      req.off("data", take);
+      req.pause();
+      settle(prepended(Buffer.concat(chunks, at), Readable.toWeb(req) as ReadableStream<Uint8Array>));
+    };
+    const paused = setTimeout(asStream, WHOLE_PAUSE_MS);
+    const ended = () => settle(at === length && req.complete ? Buffer.concat(chunks, length) : null);
+    req.on("data", take);
+    req.once("end", ended);
+    req.once("close", ended);
+    req.once("error", () => settle(null));
+  });
+}
+
+/** `head`, then every chunk of `rest`; cancelling it cancels `rest`. */
+function prepended(head: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = rest.getReader();
+  let first: Uint8Array | null = head.length > 0 ? head : null;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (first) {
+        controller.enqueue(first);
+        first = null;
+        return;
+      }
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
   });
 }
 
@@ -93,13 +142,13 @@ async function answer(
 ): Promise<void> {
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const declared = Number(req.headers["content-length"]);
-  // A small call (every read, stat, list; a small write) is read whole: no web stream is built for it.
+  // A small call (every read, stat, list; a small write) is read whole: no web stream is built for it,
+  // unless its body pauses (readSmall).
   const whole = hasBody && Number.isSafeInteger(declared) && declared >= 0 && declared <= WHOLE_CALL_BYTES;
   let body: HostRequest["body"] = null;
   if (whole) {
-    const bytes = await readWhole(req, declared);
-    if (!bytes) return void res.destroy();
-    body = bytes;
+    body = await readSmall(req, declared);
+    if (!body) return void res.destroy();
   } else if (hasBody) body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
   const request: HostRequest = {
     method: req.method ?? "GET",
@@ -146,6 +195,8 @@ async function stream(
   res: ServerResponse,
 ): Promise<void> {
   const cut = () => void reader.cancel().catch(() => undefined);
+  // workerd may have hung up while the first chunks were read: "close" has fired already, and will not again.
+  if (res.destroyed) return cut();
   res.once("close", cut);
   try {
     for (const chunk of sent) if (!res.write(chunk)) await drained(res);
@@ -163,6 +214,7 @@ async function stream(
 
 function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
     const done = () => {
       res.off("drain", done);
       res.off("close", done);
