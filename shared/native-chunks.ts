@@ -35,7 +35,8 @@ export function nativeChunks(
       // A body cut off mid-upload (the client gone) rejects the read. That error
       // is handed on explicitly: a pull that rejects would error this stream
       // too, but workerd also reports it as an unhandled rejection.
-      const left = expected === undefined ? size.max : expected - seen;
+      // A length that is not a whole number of bytes is no hint (no caller passes one: they come from byte counts).
+      const left = expected === undefined || !Number.isSafeInteger(expected) ? size.max : expected - seen;
       // Exactly what is left; at the expected end a one-byte probe finds the end (or more bytes than declared).
       const room = left > 0 ? Math.min(size.max, left) : left === 0 ? 1 : size.min;
       const read = await reader.readAtLeast(Math.min(size.min, room), new Uint8Array(room)).then(

@@ -59,6 +59,9 @@ describe("largeChunks: an upload's few-KiB pieces handed on as a few large chunk
     expect(all.every((b, i) => b === i % 251)).toBe(true);
     expect((await collect(largeChunks(nativeBody(3, 10), 1000))).map((c) => c.byteLength)).toEqual([30]);
     expect(await collect(largeChunks(nativeBody(0, 0), 0))).toEqual([]);
+    // A length that is no byte count is ignored, never a zero-sized buffer.
+    for (const odd of [0.5, 1000.5, Number.NaN, -10])
+      expect((await collect(largeChunks(nativeBody(3, 700), odd))).map((c) => c.byteLength)).toEqual([2100]);
   });
 
   it("fails when the body fails: a cut body never looks complete", async () => {
