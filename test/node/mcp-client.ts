@@ -26,6 +26,8 @@ export interface McpClients {
   ok(client: Client, name: string, args: Record<string, unknown>): Promise<string>;
   /** Closes every client made here (for afterAll, before the vault stops). */
   closeAll(): Promise<void>;
+  /** One raw POST (the official client sends no batches), its answer's head kept in `seen`. */
+  post(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }>;
 }
 
 export function mcpClients(): McpClients {
@@ -71,7 +73,22 @@ export function mcpClients(): McpClients {
     async closeAll() {
       await Promise.allSettled(open.map((c) => c.close()));
     },
+    async post(capUrl, body) {
+      const response = await postMcp(capUrl, body);
+      const text = await response.text();
+      // Megabytes of a file read back hold no prefix; the head of the answer is checked like the rest.
+      seen.push(text.slice(0, 100_000));
+      return { status: response.status, json: JSON.parse(text) };
+    },
   };
+}
+
+/** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
+export function batchTexts(json: unknown): string[] {
+  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted(
+    (a, b) => a.id - b.id,
+  );
+  return answers.map((a) => `${a.result.isError ? "!" : ""}${a.result.content[0]!.text}`);
 }
 
 /** A JSON-RPC tools/call message. */

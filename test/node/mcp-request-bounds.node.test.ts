@@ -8,14 +8,14 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
-import { mcpClients, postMcp as post, toolCall } from "./mcp-client.ts";
+import { batchTexts, mcpClients, toolCall } from "./mcp-client.ts";
 import { expectNoPrefixOrHostPath, mcpEndpointVault } from "./mcp-endpoint-fixture.ts";
 import type { SharedVault } from "./shared-vault.ts";
 
 let vault: SharedVault;
 let fs: FsCap;
 /** Everything any MCP response carried (`seen`) is checked at the end for the root prefix. */
-const { seen, connect, call, ok, closeAll } = mcpClients();
+const { seen, connect, call, ok, closeAll, post: postMcp } = mcpClients();
 
 beforeAll(async () => {
   ({ vault, fs } = await mcpEndpointVault("mcp-request-bounds"));
@@ -25,25 +25,8 @@ afterAll(async () => {
   await closeAll();
 });
 
-/** One raw POST to the endpoint: the official client sends no batches. */
-async function postMcp(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await post(capUrl, body);
-  const text = await response.text();
-  // Megabytes of a file read back hold no prefix; the head of the answer is checked like the rest.
-  seen.push(text.slice(0, 100_000));
-  return { status: response.status, json: JSON.parse(text) };
-}
-
 const ANSWER_SPENT =
   "!bad_request: this request's answers have used their budget of 16777216 characters; send further calls in a new request";
-
-/** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
-function batchTexts(json: unknown): string[] {
-  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted(
-    (a, b) => a.id - b.id,
-  );
-  return answers.map((a) => `${a.result.isError ? "!" : ""}${a.result.content[0]!.text}`);
-}
 
 describe("bounded work per request", () => {
   let client: Client;

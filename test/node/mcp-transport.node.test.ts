@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FsCap } from "../../clients/typescript/fs-cap.ts";
-import { mcpClients, postMcp as post, toolCall } from "./mcp-client.ts";
+import { batchTexts, mcpClients, toolCall } from "./mcp-client.ts";
 import { expectNoPrefixOrHostPath, mcpEndpointVault } from "./mcp-endpoint-fixture.ts";
 import type { SharedVault } from "./shared-vault.ts";
 
 let vault: SharedVault;
 let fs: FsCap;
 /** Everything any MCP response carried (`seen`) is checked at the end for the root prefix. */
-const { seen, connect, ok, closeAll } = mcpClients();
+const { seen, connect, ok, closeAll, post: postMcp } = mcpClients();
 
 beforeAll(async () => {
   ({ vault, fs } = await mcpEndpointVault("mcp-transport"));
@@ -23,23 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeAll();
 });
-
-/** One raw POST to the endpoint: the official client sends no batches. */
-async function postMcp(capUrl: string, body: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await post(capUrl, body);
-  const text = await response.text();
-  // Megabytes of a file read back hold no prefix; the head of the answer is checked like the rest.
-  seen.push(text.slice(0, 100_000));
-  return { status: response.status, json: JSON.parse(text) };
-}
-
-/** The text of each answer in a batch, by id, `!`-prefixed when it is a tool error. */
-function batchTexts(json: unknown): string[] {
-  const answers = (json as { id: number; result: { content: { text: string }[]; isError?: boolean } }[]).toSorted(
-    (a, b) => a.id - b.id,
-  );
-  return answers.map((a) => `${a.result.isError ? "!" : ""}${a.result.content[0]!.text}`);
-}
 
 describe("one server per set of rights, shared by every request", () => {
   it("calls on two caps with the same rights, 16 in flight each and the same JSON-RPC ids, each reach their own cap", async () => {
