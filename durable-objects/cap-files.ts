@@ -1,15 +1,15 @@
 import { contentTypeOf } from "../shared/content-type.ts";
 import { malformedSha256Tag } from "../shared/http-conditions.ts";
 import { refuse } from "../shared/refusals.ts";
-import type { RelPath } from "../shared/rel-path.ts";
 import { type CapFailure, ok, type Result, refuseBody } from "../shared/result.ts";
-import type { Backend, ListPage, Stat, WriteResult } from "../shared/wire-types.ts";
+import type { ListPage, Stat, WriteResult } from "../shared/wire-types.ts";
 import type { CheckedRoot } from "../storage-adapters/checked-path.ts";
-import type { ReadOutcome, Root, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
+import type { ReadOutcome, StorageAdapter, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { DEFAULT_CONTENT_TYPE } from "../storage-adapters/storage-adapter.ts";
 import { newBlobName } from "../storage-adapters/version-blobs.ts";
 import type { CapAudit } from "./cap-audit.ts";
 import { type CapAuthorize, noSuchCap } from "./cap-authorize.ts";
+import { grantPath, type StorageGrant } from "./cap-grant.ts";
 import type { CapHost } from "./cap-host.ts";
 import { holdForWrite, releaseHold } from "./cap-quota.ts";
 import { type CapRevocation, cutOnAbort } from "./cap-revocation.ts";
@@ -30,12 +30,7 @@ export interface WriteFileHeaders {
 }
 
 /** What the worker needs to perform one read the cap object decided: see {@link CapFiles.grantRead}. */
-export interface ReadGrant {
-  backend: Backend;
-  /** The file this object checked: its root levels and path. */
-  root: Root;
-  path: RelPath;
-}
+export type ReadGrant = StorageGrant;
 
 /**
  * A cap's file operations through its storage adapter, each admitted by the
@@ -73,17 +68,7 @@ export class CapFiles {
    * download already streaming may finish (see readFile).
    */
   async grantRead(rawPath: string | null): Promise<Result<ReadGrant>> {
-    return this.audit.run("read", rawPath, async () => {
-      const access = await this.gate.authorize({ rights: ["read"] }, { kind: "file", raw: [rawPath] });
-      if (!access.ok) return access;
-      const {
-        cap,
-        paths: [at],
-      } = access.value;
-      // A checked path loses its brand crossing RPC; the worker rebuilds it
-      // with the same check (durable-objects/path-check.ts), which is pure.
-      return ok({ backend: cap.backend, root: at.root, path: at.path });
-    });
+    return grantPath(this.gate, this.audit, "read", ["read"], "file", rawPath);
   }
 
   /** The worker's granted read was refused by storage: audit it as a refusal of {@link readFile} would be. */

@@ -21,6 +21,7 @@ import { CapChildren } from "./cap-children.ts";
 import { CapDavLocks, type DavLock, type LockRequest } from "./cap-dav-locks.ts";
 import { CapDavProps, type DeadProp, type PatchOutcome, type PropOp } from "./cap-dav-props.ts";
 import { CapFiles, type ReadGrant, type WriteFileHeaders } from "./cap-files.ts";
+import type { StorageGrant } from "./cap-grant.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
 import { CapMcpSessions, type SubscribeOutcome } from "./cap-mcp-sessions.ts";
@@ -28,7 +29,7 @@ import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, isoOrNull } from "./cap-record.ts";
 import { CapRevocation, type RevokeOutcome } from "./cap-revocation.ts";
-import { grantSearch, type SearchGrant } from "./cap-search.ts";
+import { grantSearch } from "./cap-search.ts";
 import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
 import type { DelegationChild } from "./delegation-tree.ts";
@@ -185,7 +186,7 @@ export class CapObject extends DurableObject<ObjectEnv> {
   }
 
   /** Decides a content search and hands the worker the folder to scan (cap-search.ts). */
-  async grantSearch(rawPath: string | null): Promise<Result<SearchGrant>> {
+  async grantSearch(rawPath: string | null): Promise<Result<StorageGrant>> {
     return grantSearch(this.gate, this.audit, rawPath);
   }
 
