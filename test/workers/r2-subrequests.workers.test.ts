@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { refuse } from "../../shared/refusals.ts";
 import { ANCESTOR_CALLS_MAX, R2Storage } from "../../storage-adapters/r2-storage.ts";
 import { WHOLE_BODY_MAX } from "../../storage-adapters/whole-body.ts";
 import { dirAt, fileAt, rootAt } from "../checked-paths.ts";
@@ -90,6 +91,40 @@ describe("R2 calls per operation stay bounded however deep the path", () => {
       expect(counting.puts(), `${size} bytes`).toBe(puts);
       expect((await env.BUCKET.head(`subreq/h/f${size}`))!.customMetadata!.sha256).toBe(await sha256(bytes));
     }
+  });
+
+  it("an overwrite of a file just written is its head and its put, however deep", async () => {
+    const at = fileAt(["subreq/o/"], deep(400));
+    const write = (storage: R2Storage, text: string) =>
+      storage.write(at, body(text), { length: text.length, contentType: "text/plain" });
+    expect((await write(new R2Storage(env.BUCKET), "one")).ok).toBe(true);
+    const { bucket, calls } = countingBucket();
+    expect((await write(new R2Storage(bucket), "two")).ok).toBe(true);
+    expect(calls()).toBe(2);
+    expect(await (await env.BUCKET.get(`subreq/o/${deep(400)}`))!.text()).toBe("two");
+  });
+
+  // The isolate's guess that a key holds a file goes stale when others change the bucket; R2's answer decides.
+  it.each([
+    ["a file now sits where its folder is", "subreq/s1/", "d/f", "d", "parentIsFile"],
+    ["a folder now holds keys at it", "subreq/s2/", "d", "d/f", "isDirectory"],
+  ] as const)("a stale guess finds no file and still refuses: %s", async (_, root, file, other, refusal) => {
+    const storage = new R2Storage(env.BUCKET);
+    expect((await storage.write(fileAt([root], file), body("x"), { length: 1, contentType: "text/plain" })).ok).toBe(
+      true,
+    );
+    // Around this isolate's adapter: the file goes and something the write must not pass takes its place.
+    await env.BUCKET.delete(`${root}${file}`);
+    await env.BUCKET.put(`${root}${other}`, "around the vault");
+    const { bucket, calls } = countingBucket();
+    const again = await new R2Storage(bucket).write(fileAt([root], file), body("y"), {
+      length: 1,
+      contentType: "text/plain",
+    });
+    expect(again).toEqual(refuse(refusal));
+    // The guess's head stands for the write's own: no more calls than a write with no guess.
+    expect(calls()).toBeLessThanOrEqual(ANCESTOR_CALLS_MAX + 2);
+    expect(await env.BUCKET.head(`${root}${file}`)).toBeNull();
   });
 
   it("a move and a new root 400 folders deep stay bounded too", async () => {
