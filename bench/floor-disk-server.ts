@@ -10,9 +10,11 @@
  * `fdatasync` (a SQLite WAL commit is an append and a sync), one after the
  * other as the vault's journal and audit commits are. Bench only, loopback only.
  *
- * Run as its own process (`node --import tsx bench/floor-disk-server.ts DIR`),
+ * Run as its own process (`node --import tsx bench/floor-disk-server.ts DIR [SOCKET]`),
  * as the vault's disk host runs in the launcher's, so neither shares the
- * bench client's event loop. Prints `listening <port>` when ready.
+ * bench client's event loop. Prints `listening <port>` when ready, or with
+ * SOCKET listens on that unix socket instead (as the disk host does, for the
+ * floor worker's `?disk=` routes) and prints `listening SOCKET`.
  */
 import { createReadStream } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
@@ -88,7 +90,10 @@ async function writeDurably(file: string, body: http.IncomingMessage): Promise<v
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const server = createFloorServer(process.argv[2]!);
   server.keepAliveTimeout = 60_000;
-  server.listen(0, "127.0.0.1", () => {
-    process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`);
-  });
+  const socket = process.argv[3];
+  if (socket) server.listen(socket, () => process.stdout.write(`listening ${socket}\n`));
+  else
+    server.listen(0, "127.0.0.1", () => {
+      process.stdout.write(`listening ${(server.address() as { port: number }).port}\n`);
+    });
 }

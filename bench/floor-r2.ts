@@ -17,9 +17,14 @@ export interface R2Floor {
  * bucket files, so the only difference from the vault is the vault's own
  * work. A second instance rather than a second worker in the vault's: the
  * launcher runs exactly one script and seals its loopback, and the bench must
- * measure the launcher as users run it.
+ * measure the launcher as users run it. With `diskSocket` the worker also
+ * reaches a disk floor over that unix socket (`?disk=` routes).
  */
-export async function startR2Floor(r2Persist: string, outDir: string): Promise<R2Floor> {
+export async function startR2Floor(
+  r2Persist: string,
+  outDir: string,
+  options: { diskSocket?: string } = {},
+): Promise<R2Floor> {
   const scriptPath = path.join(outDir, "floor-worker.js");
   await build({
     entryPoints: [path.join(HERE, "floor-worker.ts")],
@@ -28,6 +33,7 @@ export async function startR2Floor(r2Persist: string, outDir: string): Promise<R
     format: "esm",
     platform: "neutral",
     target: "es2024",
+    external: ["cloudflare:workers"],
     logLevel: "error",
   });
   const mf = new Miniflare({
@@ -42,6 +48,10 @@ export async function startR2Floor(r2Persist: string, outDir: string): Promise<R
     // The objects of `?commits=1` keep SQLite files on disk, as the vault's do (their fsyncs are the point).
     durableObjects: { OBJECTS: { className: "FloorObject", useSQLite: true } },
     durableObjectsPersist: path.join(outDir, "floor-objects"),
+    // The socket disk floor, bound as the launcher binds the disk host (launcher/start-vault.ts).
+    ...(options.diskSocket
+      ? { serviceBindings: { DISK: { external: { address: `unix:${options.diskSocket}`, http: {} } } } }
+      : {}),
   });
   const url = (await mf.ready).origin;
   return { url, stop: () => mf.dispose() };

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { startTestVault } from "../test/node/test-vault.ts";
@@ -32,8 +34,9 @@ function commit(): string {
 }
 
 /**
- * Starts a vault on fresh temp state (the real launcher) and both floors over
- * its storage, runs `sections` in order, and stops everything.
+ * Starts a vault on fresh temp state (the real launcher) and the floors over
+ * its storage (the floor worker, the disk floor, and the disk floor on a unix
+ * socket that the floor worker reaches), runs `sections` in order, and stops everything.
  */
 export async function runBench(
   size: BenchSize,
@@ -56,7 +59,13 @@ export async function runBench(
   log(`vault started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const stops: (() => Promise<void>)[] = [];
   try {
-    const r2Floor = await startR2Floor(path.join(vault.state, "r2"), vault.state);
+    // A short folder of its own: a unix socket's path must fit in 108 bytes.
+    const socketDir = await mkdtemp(path.join(os.tmpdir(), "capvault-floor-"));
+    stops.push(() => rm(socketDir, { recursive: true, force: true }));
+    // The floor worker's `DISK`: a second disk floor over the same folder, on a unix socket as the disk host is.
+    const socketDiskFloor = await startDiskFloor(vault.diskRoot, path.join(socketDir, "disk.sock"));
+    stops.push(socketDiskFloor.stop);
+    const r2Floor = await startR2Floor(path.join(vault.state, "r2"), vault.state, { diskSocket: socketDiskFloor.url });
     stops.push(r2Floor.stop);
     const diskFloor = await startDiskFloor(vault.diskRoot);
     stops.push(diskFloor.stop);
