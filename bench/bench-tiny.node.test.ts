@@ -23,6 +23,11 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^R2 read 1 KiB, 16 in flight$/,
     /^R2 read 1 KiB p50, fetch client$/,
     /^R2 write 1 KiB p50 vs the same commits$/,
+    /^R2 write 1 KiB p50 vs the same checks and commits$/,
+    /^R2 write 1 KiB p50 vs the key's head and the same commits$/,
+    /^R2 write 1 KiB p50 vs the same checks, version put and commits$/,
+    /^R2 read 1 KiB p50 vs one object hop$/,
+    /^R2 read 1 KiB, 16 in flight vs one object hop$/,
   ],
   disk: [
     /^disk read 1 KiB p50$/,
@@ -30,11 +35,16 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^disk read 1 KiB, 16 in flight$/,
     /^disk write 1 KiB p50 vs durable write$/,
     /^disk write 1 KiB p50 vs the same commits$/,
+    /^disk write 1 KiB p50 vs worker, object hop, socket, durable write and commits$/,
+    /^disk read 1 KiB p50 vs worker, object hop and socket$/,
+    /^disk read 1 KiB, 16 in flight vs worker, object hop and socket$/,
   ],
   mcp: [
     /^MCP read_file 1 KiB, 16 in flight$/,
     /^MCP read_file 1 KiB through the stdio bridge, 16 in flight$/,
     /^MCP read_file 1 KiB p50$/,
+    /^MCP read_file 1 KiB p50 vs the cap's GET \/file$/,
+    /^MCP read_file 1 KiB through the stdio bridge vs the cap's HTTP \/mcp, 16 in flight$/,
   ],
   large: [
     /^R2 \d+ MiB up$/,

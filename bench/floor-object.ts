@@ -78,6 +78,7 @@ export class FloorObject extends DurableObject<FloorEnv> {
     const options = { httpMetadata: { contentType: "application/octet-stream" }, customMetadata: { sha256 } };
     const [stored] = await Promise.all([
       this.env.BUCKET.put(key, bytes, options),
+      // Beside the bench's roots (`default/`), never in one, as the vault's blobs are.
       version ? this.env.BUCKET.put(`.floor-versions/${crypto.randomUUID()}`, bytes, options) : null,
     ]);
     await this.journal().commit(`write ${key} ${sha256}`);

@@ -24,10 +24,6 @@ export async function fetchGet(url: string): Promise<void> {
 export interface FileEndpoints {
   cap: (name: string) => string;
   floor: (name: string) => string;
-  /** Where the floor writes paying the vault's durability (disk: temp, fsync, rename, fsync of the folder). */
-  durableFloor?: (name: string) => string;
-  /** The write floor that also pays the vault's journal and audit commits (see the floors' own files). */
-  committedFloor?: (name: string) => string;
 }
 
 /** Endpoints of the R2 cap (root prefix `default/`) and the R2 floor worker, for one bucket key. */
@@ -35,7 +31,6 @@ export function r2Endpoints(capUrl: string, floorUrl: string, prefix = "default/
   return {
     cap: (name) => `${capUrl}/file?path=${encodeURIComponent(name)}`,
     floor: (name) => `${floorUrl}/?key=${encodeURIComponent(prefix + name)}`,
-    committedFloor: (name) => `${floorUrl}/?key=${encodeURIComponent(prefix + name)}&commits=1`,
   };
 }
 
@@ -44,8 +39,6 @@ export function diskEndpoints(capUrl: string, floorUrl: string): FileEndpoints {
   return {
     cap: (name) => `${capUrl}/file?path=${encodeURIComponent(name)}`,
     floor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}`,
-    durableFloor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}&durable=1`,
-    committedFloor: (name) => `${floorUrl}/file?path=${encodeURIComponent(name)}&durable=1&commits=1`,
   };
 }
 

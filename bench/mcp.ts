@@ -6,7 +6,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type BenchContext, IN_FLIGHT } from "./bench-context.ts";
 import { makeRow, type Row } from "./bench-row.ts";
-import { put } from "./http-ops.ts";
+import { get, put } from "./http-ops.ts";
 import { leanFetch } from "./lean-http.ts";
 import { interleaved, median, sequential, throughput } from "./stats.ts";
 
@@ -28,6 +28,9 @@ async function readFileTool(client: Client, file: string): Promise<void> {
  * stdio (official client) on the same folder: the way agents run both; and
  * the same reads through `capvault mcp`, the stdio bridge a client that
  * cannot speak HTTP runs (the cap in its environment, never its arguments).
+ * Two rows measure the protocol's own cost inside the vault: a read_file
+ * against the cap's own `GET /file` of the same file (the lean client, in
+ * the same rounds), and the bridge against the HTTP endpoint it forwards to.
  */
 export async function mcp(ctx: BenchContext): Promise<Row[]> {
   const { files, rounds, sequential: count, inFlightCalls } = ctx.size;
@@ -54,6 +57,7 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
     const capRead = (i: number) => readFileTool(cap, name(i));
     const bridgeRead = (i: number) => readFileTool(bridge, name(i));
     const peerRead = (i: number) => readFileTool(peer, path.join(ctx.vault.diskRoot, name(i)));
+    const plainRead = (i: number) => get(`${ctx.vault.diskCapUrl}/file?path=${encodeURIComponent(name(i))}`);
     const many = await interleaved(rounds, {
       cap: () => throughput(inFlightCalls, IN_FLIGHT, capRead),
       peer: () => throughput(inFlightCalls, IN_FLIGHT, peerRead),
@@ -62,6 +66,7 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
     const one = await interleaved(rounds, {
       cap: async () => median(await sequential(count, capRead)),
       peer: async () => median(await sequential(count, peerRead)),
+      plain: async () => median(await sequential(count, plainRead)),
     });
     const common = { section: "mcp", floorName: "server-filesystem (stdio)" };
     return [
@@ -89,6 +94,22 @@ export async function mcp(ctx: BenchContext): Promise<Row[]> {
         cap: one.cap,
         floor: one.peer,
         goal: { on: "cap", op: "<=", value: 1 },
+      }),
+      makeRow({
+        section: "mcp",
+        row: "MCP read_file 1 KiB p50 vs the cap's GET /file",
+        unit: "ms",
+        cap: one.cap,
+        floor: one.plain,
+        floorName: "the same disk cap's GET /file (lean client)",
+      }),
+      makeRow({
+        section: "mcp",
+        row: `MCP read_file 1 KiB through the stdio bridge vs the cap's HTTP /mcp, ${IN_FLIGHT} in flight`,
+        unit: "calls/s",
+        cap: many.bridge,
+        floor: many.cap,
+        floorName: "the cap's /mcp over Streamable HTTP",
       }),
     ];
   } finally {

@@ -4,15 +4,28 @@ import { type Goal, makeRow, type Row } from "./bench-row.ts";
 import { type FileEndpoints, fetchGet, get, put } from "./http-ops.ts";
 import { interleaved, median, sequential, throughput } from "./stats.ts";
 
+/** A floor beside the plain one that pays one more cost the vault's design pays (see the floor's own file). */
+export interface ExtraFloor {
+  /** What the row is against, ending its name: `R2 write 1 KiB p50 vs the same commits`. */
+  vs: string;
+  floorName: string;
+  url: (name: string) => string;
+  goal?: Goal | null;
+}
+
 export interface SmallFileGoals {
   readP50: Goal;
   writeP50: Goal | null;
   readInFlight: Goal;
-  /** Against the durable-write floor, where the endpoints have one. */
-  durableWriteP50?: Goal;
   /** Also time reads through `fetch` (undici) on both sides: what `fetch` users see. */
   fetchRead?: boolean;
+  /** Write floors, each timed in the plain write's rounds: a p50 row each. */
+  writeFloors?: ExtraFloor[];
+  /** Read floors, each timed in the plain read's rounds: a p50 row and a 16-in-flight row each, for information. */
+  readFloors?: ExtraFloor[];
 }
+
+type Variants = Record<string, () => Promise<number>>;
 
 /**
  * 1 KiB reads and writes through a cap and through its floor, interleaved:
@@ -34,61 +47,26 @@ export async function smallFileRows(
   for (let i = 0; i < files; i++) await put(ends.cap(name(i)));
   const p50 = (url: (n: string) => string, op: (u: string) => Promise<void>) => async () =>
     median(await sequential(count, (i) => op(url(name(i)))));
-  const readVariants: Record<string, () => Promise<number>> = { cap: p50(ends.cap, get), floor: p50(ends.floor, get) };
+  const rate = (url: (n: string) => string) => () => throughput(inFlightCalls, IN_FLIGHT, (i) => get(url(name(i))));
+  const readFloors = goals.readFloors ?? [];
+  const writeFloors = goals.writeFloors ?? [];
+
+  const readVariants: Variants = { cap: p50(ends.cap, get), floor: p50(ends.floor, get) };
   if (goals.fetchRead) {
     readVariants.capFetch = p50(ends.cap, fetchGet);
     readVariants.floorFetch = p50(ends.floor, fetchGet);
   }
+  for (const [i, extra] of readFloors.entries()) readVariants[`extra${i}`] = p50(extra.url, get);
   const read = await interleaved(rounds, readVariants);
-  const writeVariants: Record<string, () => Promise<number>> = {
-    cap: p50(ends.cap, (u) => put(u)),
-    floor: p50(ends.floor, (u) => put(u)),
-  };
-  const durable = ends.durableFloor;
-  if (durable) writeVariants.durable = p50(durable, (u) => put(u));
-  const committed = ends.committedFloor;
-  if (committed) writeVariants.committed = p50(committed, (u) => put(u));
+  const writeVariants: Variants = { cap: p50(ends.cap, (u) => put(u)), floor: p50(ends.floor, (u) => put(u)) };
+  for (const [i, extra] of writeFloors.entries()) writeVariants[`extra${i}`] = p50(extra.url, (u) => put(u));
   const write = await interleaved(rounds, writeVariants);
-  const rate = (url: (n: string) => string) => () => throughput(inFlightCalls, IN_FLIGHT, (i) => get(url(name(i))));
-  const many = await interleaved(rounds, { cap: rate(ends.cap), floor: rate(ends.floor) });
+  const manyVariants: Variants = { cap: rate(ends.cap), floor: rate(ends.floor) };
+  for (const [i, extra] of readFloors.entries()) manyVariants[`extra${i}`] = rate(extra.url);
+  const many = await interleaved(rounds, manyVariants);
+
   const common = { section, floorName };
-  const extra: Row[] = [];
-  if (goals.fetchRead)
-    extra.push(
-      makeRow({
-        ...common,
-        row: `${label} read 1 KiB p50, fetch client`,
-        unit: "ms",
-        cap: read.capFetch!,
-        floor: read.floorFetch!,
-        floorName: `${floorName}, fetch`,
-      }),
-    );
-  if (durable)
-    extra.push(
-      makeRow({
-        ...common,
-        row: `${label} write 1 KiB p50 vs durable write`,
-        unit: "ms",
-        cap: write.cap!,
-        floor: write.durable!,
-        floorName: `${floorName}, temp+fsync+rename`,
-        goal: goals.durableWriteP50 ?? null,
-      }),
-    );
-  if (committed)
-    extra.push(
-      makeRow({
-        ...common,
-        row: `${label} write 1 KiB p50 vs the same commits`,
-        unit: "ms",
-        cap: write.cap!,
-        floor: write.committed!,
-        floorName: `${floorName}${durable ? ", durable" : ""}, + journal and audit commits`,
-        goal: null,
-      }),
-    );
-  return [
+  const rows = [
     makeRow({
       ...common,
       row: `${label} read 1 KiB p50`,
@@ -109,10 +87,52 @@ export async function smallFileRows(
       ...common,
       row: `${label} read 1 KiB, ${IN_FLIGHT} in flight`,
       unit: "ops/s",
-      cap: many.cap,
-      floor: many.floor,
+      cap: many.cap!,
+      floor: many.floor!,
       goal: goals.readInFlight,
     }),
-    ...extra,
   ];
+  if (goals.fetchRead)
+    rows.push(
+      makeRow({
+        ...common,
+        row: `${label} read 1 KiB p50, fetch client`,
+        unit: "ms",
+        cap: read.capFetch!,
+        floor: read.floorFetch!,
+        floorName: `${floorName}, fetch`,
+      }),
+    );
+  for (const [i, extra] of writeFloors.entries())
+    rows.push(
+      makeRow({
+        section,
+        row: `${label} write 1 KiB p50 ${extra.vs}`,
+        unit: "ms",
+        cap: write.cap!,
+        floor: write[`extra${i}`]!,
+        floorName: extra.floorName,
+        goal: extra.goal ?? null,
+      }),
+    );
+  for (const [i, extra] of readFloors.entries()) {
+    const spec = { section, floorName: extra.floorName };
+    rows.push(
+      makeRow({
+        ...spec,
+        row: `${label} read 1 KiB p50 ${extra.vs}`,
+        unit: "ms",
+        cap: read.cap!,
+        floor: read[`extra${i}`]!,
+      }),
+      makeRow({
+        ...spec,
+        row: `${label} read 1 KiB, ${IN_FLIGHT} in flight ${extra.vs}`,
+        unit: "ops/s",
+        cap: many.cap!,
+        floor: many[`extra${i}`]!,
+      }),
+    );
+  }
+  return rows;
 }
