@@ -26,6 +26,7 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^R2 write 1 KiB p50 vs the same checks and commits$/,
     /^R2 write 1 KiB p50 vs the key's head and the same commits$/,
     /^R2 write 1 KiB p50 vs the same checks, version put and commits$/,
+    /^R2 write 1 KiB p50 vs the key's head, version put and commits$/,
     /^R2 read 1 KiB p50 vs one object hop$/,
     /^R2 read 1 KiB, 16 in flight vs one object hop$/,
   ],

@@ -6,7 +6,10 @@ import { smallFileRows } from "./small-files.ts";
 /**
  * R2 through the vault vs the direct-binding floor worker on the same
  * bucket, and vs the floor worker's routes that pay the vault's object hop,
- * checks and commits (bench/floor-worker.ts says what each pays).
+ * checks and commits (bench/floor-worker.ts says what each pays). The
+ * vault's overwrite of a file it wrote last makes only the key's head
+ * (r2-storage.ts), a new key all four kinds of call: both are shown, each
+ * with and without the version blob's put the vault makes beside the file's.
  */
 export function r2(ctx: BenchContext): Promise<Row[]> {
   const floor = (query: string) => (name: string) =>
@@ -33,6 +36,11 @@ export function r2(ctx: BenchContext): Promise<Row[]> {
         vs: "vs the same checks, version put and commits",
         floorName: `R2 floor worker, object hop (RPC), 4 checks, hashed put + version put, ${commits}`,
         url: floor("&commits=1&checks=1&version=1"),
+      },
+      {
+        vs: "vs the key's head, version put and commits",
+        floorName: `R2 floor worker, object hop (RPC), 1 head, hashed put + version put, ${commits}`,
+        url: floor("&commits=1&checks=head&version=1"),
       },
     ],
     readFloors: [
