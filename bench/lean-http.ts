@@ -74,7 +74,10 @@ export async function lean(url: string, init: LeanInit = {}): Promise<LeanRespon
 export async function leanOk(url: string, init: LeanInit = {}): Promise<LeanResponse> {
   const res = await lean(url, init);
   if (res.status < 200 || res.status > 299)
-    throw new Error(`${init.method ?? "GET"} ${new URL(url).pathname}: HTTP ${res.status}`);
+    // The path without its token, and the vault's typed error (which never holds one).
+    throw new Error(
+      `${init.method ?? "GET"} ${new URL(url).pathname.replace(/\/object\/[^/]+/, "/object/…")}: HTTP ${res.status} ${res.body.toString("utf8", 0, 300)}`,
+    );
   return res;
 }
 
