@@ -18,9 +18,9 @@ export async function revocation(ctx: BenchContext): Promise<Row[]> {
     row: r.row,
     unit: r.unit,
     cap: r.value,
-    floor: null,
-    floorName: null,
-    ratio: null,
+    floor: r.floor?.value ?? null,
+    floorName: r.floor?.name ?? null,
+    ratio: r.floor ? r.value / r.floor.value : null,
     target: r.target,
     met: r.met,
   }));
