@@ -19,6 +19,10 @@
  *   the put (bench/floor-r2-checks.ts; `head`: only the key's), the body
  *   hashed and put with its hash, with `version` the version blob's put
  *   beside it, then the same two commits.
+ * - `PUT ?key=K&staged=1`: a large write as the vault makes it while it keeps
+ *   versions: over RPC to the object, hashed, streamed into a version blob,
+ *   then copied from there to the key with its hash (two writes and a read
+ *   of the bytes on the runtime's one thread).
  * - `GET ?disk=P&hop=1`: the grant, then the file fetched from the Node
  *   process over the unix socket (`DISK`, an external service as the
  *   launcher binds the disk host) and streamed back.
@@ -57,6 +61,9 @@ export default {
       const object = await env.BUCKET.head(key);
       return new Response(null, { status: object ? 200 : 404 });
     }
+    const length = Number(request.headers.get("content-length"));
+    if (request.method === "PUT" && request.body && q.has("staged") && Number.isSafeInteger(length))
+      return Response.json(await capObject(env).writeStaged(key, request.body, length), { status: 201 });
     const checks = parseChecks(q.get("checks"));
     if (request.method === "PUT" && request.body && q.has("commits") && checks) {
       const stored = await capObject(env).writeR2(key, request.body, checks, q.has("version"));

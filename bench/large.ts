@@ -31,22 +31,47 @@ async function backendRows(
   floorPids: () => Promise<number[]>,
   floorName: string,
   goals: { up?: Goal; down?: Goal },
+  /** A second floor that pays what the vault's upload does (its name), in the same rounds. */
+  paying?: { url: string; name: string },
 ): Promise<Row[]> {
   const bytes = ctx.size.largeBytes;
-  const cap: Side = { url: ends.cap("bench/large.bin"), pids: () => groupPids(ctx.vault.pgid) };
-  const floor: Side = { url: ends.floor("bench/large.bin"), pids: floorPids };
-  const figures = {
-    cap: [] as Awaited<ReturnType<typeof transfer>>[],
-    floor: [] as Awaited<ReturnType<typeof transfer>>[],
+  const sides: Record<Kind, Side | null> = {
+    cap: { url: ends.cap("bench/large.bin"), pids: () => groupPids(ctx.vault.pgid) },
+    floor: { url: ends.floor("bench/large.bin"), pids: floorPids },
+    paying: paying ? { url: paying.url, pids: floorPids } : null,
   };
+  const figures: Record<Kind, Awaited<ReturnType<typeof transfer>>[]> = { cap: [], floor: [], paying: [] };
   for (let r = 0; r < ctx.size.largeRounds; r++) {
-    const order = r % 2 === 0 ? (["cap", "floor"] as const) : (["floor", "cap"] as const);
-    for (const k of order) figures[k].push(await transfer(k === "cap" ? cap : floor, bytes));
+    const order: Kind[] = r % 2 === 0 ? ["cap", "floor", "paying"] : ["paying", "floor", "cap"];
+    for (const k of order) {
+      const side = sides[k];
+      if (side) figures[k].push(await transfer(side, bytes));
+    }
   }
-  const med = (k: "cap" | "floor", f: "up" | "down" | "growth") => median(figures[k].map((x) => x[f]));
-  const peak = (k: "cap" | "floor") => Math.max(...figures[k].map((x) => x.growth));
+  const med = (k: Kind, f: "up" | "down" | "growth") => median(figures[k].map((x) => x[f]));
+  const peak = (k: Kind) => Math.max(...figures[k].map((x) => x.growth));
   const size = `${Math.round(bytes / MIB)} MiB`;
   const common = { section: "large", floorName };
+  const payingRows: Row[] = paying
+    ? [
+        makeRow({
+          ...common,
+          row: `${label} ${size} up vs ${paying.name}`,
+          unit: "MiB/s",
+          cap: med("cap", "up"),
+          floor: med("paying", "up"),
+          floorName: paying.name,
+        }),
+        makeRow({
+          ...common,
+          row: `${label} ${size} up+down, RSS growth vs ${paying.name}`,
+          unit: "MiB",
+          cap: peak("cap"),
+          floor: peak("paying"),
+          floorName: paying.name,
+        }),
+      ]
+    : [];
   return [
     makeRow({
       ...common,
@@ -72,8 +97,11 @@ async function backendRows(
       floor: peak("floor"),
       goal: { on: "cap", op: "<=", value: 64 },
     }),
+    ...payingRows,
   ];
 }
+
+type Kind = "cap" | "floor" | "paying";
 
 /**
  * A large file up and down through each backend and through its floor, and
@@ -81,14 +109,17 @@ async function backendRows(
  * workerd) grows meanwhile: a vault that streams holds a few chunks, not the file.
  */
 export async function large(ctx: BenchContext): Promise<Row[]> {
+  const r2Ends = r2Endpoints(ctx.vault.rootCapUrl, ctx.r2Floor.url);
   const r2 = await backendRows(
     ctx,
     "R2",
-    r2Endpoints(ctx.vault.rootCapUrl, ctx.r2Floor.url),
+    r2Ends,
     () => childPids(process.pid, "workerd"),
     "R2 floor worker",
     // Issue 25: upload at least as fast as the floor worker's own put of the same file, in the same run.
     { up: { on: "ratio", op: ">=", value: 1 } },
+    // The vault keeps a version of every write: its bytes go to the version blob, then from there to the key.
+    { url: `${r2Ends.floor("bench/large.bin")}&staged=1`, name: "floor staging a version as the vault does" },
   );
   const diskFloorPid = ctx.diskFloor.pid;
   const disk = await backendRows(
