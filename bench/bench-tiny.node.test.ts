@@ -51,6 +51,8 @@ const EXPECTED: Record<string, RegExp[]> = {
     /^R2 \d+ MiB up$/,
     /^R2 \d+ MiB down$/,
     /^R2 \d+ MiB up\+down, RSS/,
+    /^R2 \d+ MiB up vs floor staging a version/,
+    /^R2 \d+ MiB up\+down, RSS growth vs floor staging a version/,
     /^disk \d+ MiB up$/,
     /^disk \d+ MiB down$/,
     /^disk \d+ MiB up\+down, RSS/,
