@@ -89,8 +89,9 @@ export async function writeFile(
     if (!received.ok) return received;
     const stat = await target.handle.stat({ bigint: true });
     // Content and sidecar must both be durable before the rename, but neither
-    // needs the other first: their two fsyncs run at once. The sidecar is
-    // named by the temp's inode, which no reader can open before the rename.
+    // needs the other first: their fsyncs (the content's, the sidecar's and its
+    // folder's) run at once. The sidecar is named by the temp's inode, which no
+    // reader can open before the rename.
     described = stat;
     const durable = await Promise.allSettled([
       target.handle.sync(),

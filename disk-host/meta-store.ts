@@ -85,11 +85,25 @@ export class MetaStore {
     return this.hashesOf(file, stat, await this.load(stat));
   }
 
-  /** Writes the sidecar of a file about to be renamed into place (atomically: temp, then rename). */
+  /**
+   * Writes the sidecar of a temp file about to be renamed into place; durable once this resolves.
+   * Written under its own name, not through a temp and a rename as {@link store} must for a live
+   * file: it is named by the temp's identity, and no reader can open the temp before the rename,
+   * so none can find the sidecar half written; a crash before the rename leaves an orphan the next
+   * start sweeps. So its bytes and its name are made durable at once: two fsyncs side by side
+   * instead of one after the other (measured: ~0.3-0.7 ms each on ext4, in every write's path).
+   */
   async record(stat: BigIntStats, hashes: ContentHashes, contentType: string): Promise<void> {
-    await this.store(identity(stat), sidecarOf(stat, hashes, contentType));
-    // The content type must survive a crash as surely as the file it describes.
-    await this.dir.sync();
+    const name = identity(stat);
+    const handle = await this.createFresh(name);
+    try {
+      await handle.writeFile(JSON.stringify(sidecarOf(stat, hashes, contentType)));
+      // The content type must survive a crash as surely as the file it describes.
+      const durable = await Promise.allSettled([handle.sync(), this.dir.sync()]);
+      for (const outcome of durable) if (outcome.status === "rejected") throw outcome.reason;
+    } finally {
+      await handle.close();
+    }
   }
 
   /** Drops the sidecar of a file that no longer exists. */
@@ -143,6 +157,21 @@ export class MetaStore {
       return null;
     } finally {
       await handle.close();
+    }
+  }
+
+  /**
+   * A new sidecar file `name`, never opened through a link. One there already is a dead inode's
+   * whose number this file now has (a file deleted by hand, a sidecar a crash left): it is removed,
+   * not written through, since a name in this folder may have been made a link to anything.
+   */
+  private async createFresh(name: string): Promise<FileHandle> {
+    try {
+      return await createExclusive(this.dir, name, 0o600);
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") throw error;
+      await unlink(inDir(this.dir, name));
+      return createExclusive(this.dir, name, 0o600);
     }
   }
 
