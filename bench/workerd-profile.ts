@@ -1,7 +1,8 @@
 /**
  * `NODE_OPTIONS=--experimental-websocket npx tsx bench/workerd-profile.ts [calls]`: CPU profiles of
  * workerd (the worker's and the cap objects' isolates) while an R2 cap and then a disk cap each serve `calls` plain reads of a
- * 1 KiB file, then `calls` MCP read_file calls of it, then `calls` 1 KiB writes to the R2 cap, then five 2 MiB PUTs. Starts workerd's
+ * 1 KiB file, then `calls` MCP read_file calls of it, then `calls` 1 KiB writes to the R2 cap and `calls` to the
+ * disk cap, then five 2 MiB PUTs. Starts workerd's
  * inspector through bench/workerd-inspector-hook.mjs and drives the Chrome DevTools protocol's Profiler
  * over a WebSocket. Prints the top frames by self time per phase and writes the .cpuprofile files
  * into /tmp. Sample counts, not wall times: they hold on a loaded machine.
@@ -110,6 +111,11 @@ try {
       "r2-write-1KiB",
       calls,
       async () => void (await (await fetch(r2File, { method: "PUT", body: "b".repeat(1024) })).text()),
+    ],
+    [
+      "disk-write-1KiB",
+      calls,
+      async () => void (await (await fetch(file, { method: "PUT", body: "b".repeat(1024) })).text()),
     ],
     ["r2-put-2MiB", 5, async () => void (await (await fetch(put, { method: "PUT", body: big })).text())],
   ];
