@@ -3,7 +3,6 @@ import { refuse } from "../shared/refusals.ts";
 import { ok, type Result, refuseBody } from "../shared/result.ts";
 import type { Stat } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
-import { FileHints } from "./r2-file-hints.ts";
 import { R2Folders } from "./r2-folders.ts";
 import { R2Listing } from "./r2-listing.ts";
 import { metaOf, validatorsOf } from "./r2-objects.ts";
@@ -26,9 +25,6 @@ export { ANCESTOR_CALLS_MAX } from "./r2-folders.ts";
 /** Uploads in progress in this isolate. */
 const r2Uploads = new UploadSlots();
 
-/** Keys this isolate last wrote or moved a file to (see write). */
-const fileHints = new FileHints();
-
 /*
  * R2 calls per operation (each is a subrequest on Cloudflare, where a request
  * may make 50 on the Free plan and 1,000 on paid plans). With A the calls of
@@ -37,12 +33,11 @@ const fileHints = new FileHints();
  *   folder's marker, delete), makeDir A + 1, removeDir 4 (head, list, the parent's marker, delete),
  *   write A + 6 (list, head, then up to 256 KiB: put, the version's put and, if the put was refused, its
  *   delete; over it: the version's put, get + put of it to the key with its hash and, if that was refused,
- *   the version's delete, see r2-writes.ts; an overwrite of a file this isolate wrote last: the head and the
- *   puts, see whereFileMayGo), move A + 6 (get, list, head, put, the source folder's marker, delete),
+ *   the version's delete, see r2-writes.ts), move A + 6 (get, list, head, put, the source folder's marker, delete),
  *   prepareRoot A, list with depth 2 + 5 (see r2-listing.ts), list 28: 2 to judge the folder, a page or two of
  *   1,000 keys, and 24 (see foldersListedLater); one more page per 1,000 keys no
  *   cap can name (written around the vault) that fill the folder.
- * docs/deploy.md repeats these.
+ * docs/storage.md repeats these.
  */
 
 /**
@@ -103,9 +98,13 @@ export class R2Storage implements StorageAdapter {
     options: StorageWriteOptions,
   ): Promise<Result<StoredWrite>> {
     const key = at.key;
-    const current = await this.whereFileMayGo(key);
-    if (current === "parentIsFile" || current === "isDirectory")
-      return refuseBody(body, refuse(current), options.length);
+    const [ancestorIsFile, isDir, current] = await Promise.all([
+      this.folders.anyAncestorIsFile(key),
+      this.folders.isDir(key + "/"),
+      this.bucket.head(key),
+    ]);
+    if (ancestorIsFile) return refuseBody(body, refuse("parentIsFile"), options.length);
+    if (isDir) return refuseBody(body, refuse("isDirectory"), options.length);
     if (!writeAllowed(options, validatorsOf(current)))
       return refuseBody(body, refuse("preconditionFailed"), options.length);
     // Counted per isolate (every cap object an isolate runs shares it).
@@ -114,38 +113,10 @@ export class R2Storage implements StorageAdapter {
     try {
       const timed = timedBody(body, options.length, this.uploads);
       const stored = await this.writes.store(key, timed.body, options, current);
-      if (stored.ok) fileHints.saw(key);
       return !stored.ok && timed.timedOut() ? refuse("tooSlow") : stored;
     } finally {
       release();
     }
-  }
-
-  /**
-   * What is at `key` before a write: the file there (or null), or why no file
-   * may go there. A file must not land under a file or over a folder, and R2
-   * has no folders to ask, so a new key costs a head of each ancestor (or a
-   * search, see anyAncestorIsFile), a one-key list under it and its own head,
-   * all at once. An existing file needs only its head: the adapter never puts
-   * a file where a folder holds keys or under a file, so a key that holds a
-   * file has folders above it and nothing below (the rule a deep key's
-   * ancestor search rests on too). Which case a write is in is guessed from
-   * {@link fileHints}, never trusted: a stale guess finds no file and asks
-   * the rest. Measured on the local runtime, an overwrite of 1 KiB made four
-   * calls where one does (R2's simulator shares the request's thread; on
-   * Cloudflare each call is a subrequest of the request's 50 or 1,000).
-   */
-  private async whereFileMayGo(key: string): Promise<R2Object | null | "parentIsFile" | "isDirectory"> {
-    // A stale guess's head stands for the one it would make next: as fresh, before the put.
-    const headed = fileHints.has(key) ? await this.bucket.head(key) : undefined;
-    if (headed) return headed;
-    if (headed === null) fileHints.forget(key);
-    const [ancestorIsFile, isDir, current] = await Promise.all([
-      this.folders.anyAncestorIsFile(key),
-      this.folders.isDir(key + "/"),
-      headed === null ? null : this.bucket.head(key),
-    ]);
-    return ancestorIsFile ? "parentIsFile" : isDir ? "isDirectory" : current;
   }
 
   async readVersion(blob: string): Promise<Result<VersionBytes>> {
@@ -170,7 +141,6 @@ export class R2Storage implements StorageAdapter {
     if (!head) return (await this.folders.isDir(key + "/")) ? refuse("isDirectory") : refuse("notFound");
     // Marked first, so the folder never vanishes in between.
     await this.folders.keepParentOf(key);
-    fileHints.forget(key);
     await this.bucket.delete(key);
     return ok(null);
   }
@@ -255,9 +225,7 @@ export class R2Storage implements StorageAdapter {
     // was copied, so the source must stay.
     if (!copied) return refuse("destinationExists");
     await piping;
-    fileHints.saw(dst);
     await this.folders.keepParentOf(src);
-    fileHints.forget(src);
     await this.bucket.delete(src);
     return ok(null);
   }
