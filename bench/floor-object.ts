@@ -11,7 +11,7 @@
  * Bench only: no token, no path rules, no quotas.
  */
 import { DurableObject } from "cloudflare:workers";
-import { checkBeforeWrite, type WriteChecks } from "./floor-r2-checks.ts";
+import { checkBeforeWrite } from "./floor-r2-checks.ts";
 
 export interface FloorEnv {
   BUCKET: R2Bucket;
@@ -68,11 +68,10 @@ export class FloorObject extends DurableObject<FloorEnv> {
   async writeR2(
     key: string,
     body: ReadableStream<Uint8Array>,
-    checks: WriteChecks,
     version: boolean,
   ): Promise<{ size: number; etag: string; sha256: string }> {
     this.readState();
-    await checkBeforeWrite(this.env.BUCKET, key, checks);
+    await checkBeforeWrite(this.env.BUCKET, key);
     const bytes = new Uint8Array(await new Response(body).arrayBuffer());
     const sha256 = hex(await crypto.subtle.digest("SHA-256", bytes));
     const options = { httpMetadata: { contentType: "application/octet-stream" }, customMetadata: { sha256 } };

@@ -4,19 +4,8 @@
  * folder is needed; r2-folders.ts heads up to 8 at once), a one-key list
  * under the key (no folder in its place), and a head of the key (its
  * current version, for the preconditions and the answer's `created`).
- * `head` makes only the last: what an overwrite of a key known to exist needs.
  */
-export type WriteChecks = "all" | "head";
-
-export function parseChecks(raw: string | null): WriteChecks | null {
-  return raw === "1" ? "all" : raw === "head" ? "head" : null;
-}
-
-export async function checkBeforeWrite(bucket: R2Bucket, key: string, checks: WriteChecks): Promise<void> {
-  if (checks === "head") {
-    await bucket.head(key);
-    return;
-  }
+export async function checkBeforeWrite(bucket: R2Bucket, key: string): Promise<void> {
   const ancestors: string[] = [];
   for (let i = key.indexOf("/"); i >= 0; i = key.indexOf("/", i + 1)) ancestors.push(key.slice(0, i));
   await Promise.all([

@@ -14,9 +14,9 @@
  * - `GET ?key=K&hop=1`: a read as the vault splits it (worker/cap-read.ts):
  *   the worker asks the one object (its state row read) for a grant over
  *   RPC, then gets the object from R2 itself and streams it back.
- * - `PUT ?key=K&commits=1&checks=1|head[&version=1]`: the write as the cap's
+ * - `PUT ?key=K&commits=1&checks=1[&version=1]`: the write as the cap's
  *   object makes it, over RPC with the body as a stream: the R2 calls before
- *   the put (bench/floor-r2-checks.ts; `head`: only the key's), the body
+ *   the put (bench/floor-r2-checks.ts), the body
  *   hashed and put with its hash, with `version` the version blob's put
  *   beside it, then the same two commits.
  * - `PUT ?key=K&staged=1`: a large write as the vault makes it while it keeps
@@ -33,7 +33,6 @@
  * Bench only: it listens on loopback and holds no secret.
  */
 import { capObject, type FloorEnv } from "./floor-object.ts";
-import { parseChecks } from "./floor-r2-checks.ts";
 
 export { FloorObject } from "./floor-object.ts";
 
@@ -64,9 +63,8 @@ export default {
     const length = Number(request.headers.get("content-length"));
     if (request.method === "PUT" && request.body && q.has("staged") && Number.isSafeInteger(length))
       return Response.json(await capObject(env).writeStaged(key, request.body, length), { status: 201 });
-    const checks = parseChecks(q.get("checks"));
-    if (request.method === "PUT" && request.body && q.has("commits") && checks) {
-      const stored = await capObject(env).writeR2(key, request.body, checks, q.has("version"));
+    if (request.method === "PUT" && request.body && q.has("commits") && q.get("checks") === "1") {
+      const stored = await capObject(env).writeR2(key, request.body, q.has("version"));
       return Response.json(stored, { status: 201 });
     }
     if (request.method === "PUT" && request.body && q.has("commits"))

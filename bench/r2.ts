@@ -6,10 +6,10 @@ import { smallFileRows } from "./small-files.ts";
 /**
  * R2 through the vault vs the direct-binding floor worker on the same
  * bucket, and vs the floor worker's routes that pay the vault's object hop,
- * checks and commits (bench/floor-worker.ts says what each pays). The
- * vault's overwrite of a file it wrote last makes only the key's head
- * (r2-storage.ts), a new key all four kinds of call: both are shown, each
- * with and without the version blob's put the vault makes beside the file's.
+ * checks and commits (bench/floor-worker.ts says what each pays): every
+ * write makes four kinds of R2 call before its put (r2-storage.ts), and
+ * keeps its version as a blob put beside the file's (version-blobs.ts says
+ * why a version is never kept in the journal's row), shown without and with it.
  */
 export function r2(ctx: BenchContext): Promise<Row[]> {
   const floor = (query: string) => (name: string) =>
@@ -28,19 +28,9 @@ export function r2(ctx: BenchContext): Promise<Row[]> {
         url: floor("&commits=1&checks=1"),
       },
       {
-        vs: "vs the key's head and the same commits",
-        floorName: `R2 floor worker, object hop (RPC), 1 head, hashed put, ${commits}`,
-        url: floor("&commits=1&checks=head"),
-      },
-      {
         vs: "vs the same checks, version put and commits",
         floorName: `R2 floor worker, object hop (RPC), 4 checks, hashed put + version put, ${commits}`,
         url: floor("&commits=1&checks=1&version=1"),
-      },
-      {
-        vs: "vs the key's head, version put and commits",
-        floorName: `R2 floor worker, object hop (RPC), 1 head, hashed put + version put, ${commits}`,
-        url: floor("&commits=1&checks=head&version=1"),
       },
     ],
     readFloors: [
