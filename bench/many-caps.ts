@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { type BenchContext, IN_FLIGHT } from "./bench-context.ts";
 import { makeRow, type Row } from "./bench-row.ts";
 import { get, mintChild, put } from "./http-ops.ts";
@@ -6,24 +5,6 @@ import { interleaved, median, sequential, throughput, timed } from "./stats.ts";
 
 /** A cap holds at most 1,000 live children; the slack leaves room for a child minted twice by a resend. */
 const FAN_OUT = 900;
-/**
- * Open files one cap's object holds while it is in memory on the local runtime (its SQLite database, WAL and
- * shared memory: 2.6–3 measured over 1,000 caps), rounded up, and the files kept aside for everything else.
- */
-const FILES_PER_LIVE_CAP = 4;
-const FILES_SPARE = 2_000;
-
-/**
- * `wanted`, or fewer where this machine's open-file limit (which workerd inherits) cannot keep that many caps'
- * objects in memory at once: past it every new object's database fails to open and requests on any cap get
- * `unavailable` (docs/scaling.md). The row names the number of caps it measured.
- */
-async function capsThisMachineHolds(wanted: number): Promise<number> {
-  const limits = await readFile("/proc/self/limits", "utf8").catch(() => "");
-  const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1]);
-  if (!Number.isFinite(soft)) return wanted;
-  return Math.max(1, Math.min(wanted, Math.floor((soft - FILES_SPARE) / FILES_PER_LIVE_CAP)));
-}
 
 /** `count` live caps under `root`: a layer of branches, each with up to {@link FAN_OUT} children. */
 async function mintMany(root: string, count: number): Promise<{ caps: string[]; perSecond: number }> {
@@ -42,8 +23,7 @@ async function mintMany(root: string, count: number): Promise<{ caps: string[]; 
  * not touched since, vs the warm read.
  */
 export async function manyCaps(ctx: BenchContext): Promise<Row[]> {
-  const { rounds, sequential: n, restarts, coldCaps } = ctx.size;
-  const count = await capsThisMachineHolds(ctx.size.caps);
+  const { caps: count, rounds, sequential: n, restarts, coldCaps } = ctx.size;
   const root = ctx.vault.rootCapUrl;
   await put(`${root}/file?path=caps.txt`);
   const { caps, perSecond } = await mintMany(root, count);

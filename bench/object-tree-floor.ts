@@ -4,7 +4,8 @@
  * persisting to a temp folder on the same file system as the vault's bench
  * state. A mint makes one new object that commits its record (one `put`) and
  * has its parent commit the child's name, both at once; a kill deletes an
- * object's storage and then kills its children, all at once, answering when
+ * object's keys in one commit (as a revoked leaf cap dies: leaf-state.ts)
+ * and then kills its children, all at once, answering when
  * the whole subtree is gone. No token, no rights, no audit line, no R2 check of
  * the child's root, no expiry: what the vault's mint and revocation (a record
  * per cap, the parent's index, a cascade down it) cannot go below on this
@@ -38,7 +39,7 @@ export class Floor extends DurableObject {
   }
   async kill() {
     const children = (await this.ctx.storage.get("children")) ?? [];
-    await this.ctx.storage.deleteAll();
+    await this.ctx.storage.delete(["cap", "children"]);
     await Promise.all(children.map((child) => stub(this.env, child).kill()));
     return true;
   }
