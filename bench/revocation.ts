@@ -20,7 +20,8 @@ export async function revocation(ctx: BenchContext): Promise<Row[]> {
     cap: r.value,
     floor: r.floor?.value ?? null,
     floorName: r.floor?.name ?? null,
-    ratio: r.floor ? r.value / r.floor.value : null,
+    // A floor of 0 (CPU ticks are 10 ms; a tiny tree can take none) has no ratio, as in makeRow.
+    ratio: r.floor && r.floor.value > 0 ? r.value / r.floor.value : null,
     target: r.target,
     met: r.met,
   }));
