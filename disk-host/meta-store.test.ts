@@ -1,5 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { constants } from "node:fs";
-import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, mkdtemp, readFile, rm, stat as statOf, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -59,6 +60,39 @@ describe("MetaStore.record", () => {
     expect(await readFile(outside, "utf8")).toBe("not the vault's");
     expect((await lstat(path.join(dir, "meta", identity(stat)))).isFile()).toBe(true);
     expect(await meta.describe(file, stat)).toMatchObject({ contentType: "text/plain" });
+    await file.close();
+  });
+});
+
+// What may already sit under a new file's identity, planted by someone with host access: never
+// written through, never hung on, never changed outside the meta folder.
+describe("MetaStore.record over a planted name", () => {
+  it("a hard link to a file outside: only the name is replaced, the outside file is untouched", async () => {
+    const { file, stat } = await temp("hello");
+    const outside = path.join(dir, "outside.txt");
+    await writeFile(outside, "not the vault's");
+    await link(outside, path.join(dir, "meta", identity(stat)));
+    await meta.record(stat, HASHES, "text/plain");
+    expect(await readFile(outside, "utf8")).toBe("not the vault's");
+    expect((await statOf(outside)).nlink).toBe(1);
+    expect(await meta.describe(file, stat)).toMatchObject({ ...HASHES, contentType: "text/plain" });
+    await file.close();
+  });
+
+  it("a FIFO: replaced, never opened (an open for writing would wait for a reader forever)", async () => {
+    const { file, stat } = await temp("hello");
+    execFileSync("mkfifo", [path.join(dir, "meta", identity(stat))]);
+    await meta.record(stat, HASHES, "text/plain");
+    expect((await lstat(path.join(dir, "meta", identity(stat)))).isFile()).toBe(true);
+    expect(await meta.describe(file, stat)).toMatchObject({ contentType: "text/plain" });
+    await file.close();
+  }, 5_000);
+
+  it("a folder: the record fails (as the rename before fd399e8 did), and nothing inside it is written", async () => {
+    const { file, stat } = await temp("hello");
+    await mkdir(path.join(dir, "meta", identity(stat)));
+    await expect(meta.record(stat, HASHES, "text/plain")).rejects.toThrow();
+    expect((await lstat(path.join(dir, "meta", identity(stat)))).isDirectory()).toBe(true);
     await file.close();
   });
 });
