@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { startTestVault } from "../test/node/test-vault.ts";
 import { lean } from "./lean-http.ts";
-import { cpuByName, workerdPid } from "./proc-stats.ts";
+import { timedCalls, workerdPid } from "./proc-stats.ts";
 
 const writes = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 200);
 const traced = process.argv.includes("--strace");
@@ -51,24 +51,7 @@ try {
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const c0 = await cpuByName(vault.pgid);
-  const times: number[] = [];
-  for (let i = 0; i < writes; i++) {
-    const t = performance.now();
-    await put();
-    times.push(performance.now() - t);
-  }
-  const c1 = await cpuByName(vault.pgid);
-  const per = (ms: number) => (ms / writes).toFixed(2);
-  const parts = [...c1].map(([name, { user, sys }]) => {
-    const before = c0.get(name) ?? { user: 0, sys: 0 };
-    return `${name} user ${per(user - before.user)} sys ${per(sys - before.sys)}`;
-  });
-  times.sort((a, b) => a - b);
-  const mean = times.reduce((a, b) => a + b, 0) / writes;
-  console.log(
-    `${writes} disk writes of 1 KiB: p50 ${times[writes >> 1]!.toFixed(2)} ms, mean ${mean.toFixed(2)} ms; CPU ms per write: ${parts.join("; ")}`,
-  );
+  console.log(await timedCalls(vault.pgid, writes, "disk writes of 1 KiB", () => put()));
 } finally {
   for (const t of tracers) {
     t.proc.kill("SIGINT");

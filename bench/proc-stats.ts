@@ -113,3 +113,33 @@ export async function rssGrowthDuring(pids: () => Promise<number[]>, work: () =>
   }
   return Math.max(0, peak - idle);
 }
+
+/**
+ * Runs `call` `count` times one after the other and returns a line: its p50
+ * and mean wall time and, per process name in `pgid`, the user and system
+ * CPU per call. Each call's CPU is read from /proc, so it holds on a loaded
+ * machine where the wall time does not.
+ */
+export async function timedCalls(
+  pgid: number,
+  count: number,
+  label: string,
+  call: () => Promise<void>,
+): Promise<string> {
+  const c0 = await cpuByName(pgid);
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    await call();
+    times.push(performance.now() - t);
+  }
+  const c1 = await cpuByName(pgid);
+  const per = (ms: number) => (ms / count).toFixed(2);
+  const parts = [...c1].map(([name, { user, sys }]) => {
+    const before = c0.get(name) ?? { user: 0, sys: 0 };
+    return `${name} user ${per(user - before.user)} sys ${per(sys - before.sys)}`;
+  });
+  times.sort((a, b) => a - b);
+  const mean = times.reduce((a, b) => a + b, 0) / count;
+  return `${count} ${label}: p50 ${times[count >> 1]!.toFixed(2)} ms, mean ${mean.toFixed(2)} ms; CPU ms per write: ${parts.join("; ")}`;
+}

@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { startTestVault } from "../test/node/test-vault.ts";
-import { cpuByName, workerdPid } from "./proc-stats.ts";
+import { timedCalls, workerdPid } from "./proc-stats.ts";
 
 const writes = Number(process.argv[2] ?? 200);
 const kib = Number(process.argv[3] ?? 1);
@@ -42,24 +42,7 @@ try {
     });
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const c0 = await cpuByName(vault.pgid);
-  const times: number[] = [];
-  for (let i = 0; i < writes; i++) {
-    const t = performance.now();
-    await put(url);
-    times.push(performance.now() - t);
-  }
-  const c1 = await cpuByName(vault.pgid);
-  const per = (ms: number) => (ms / writes).toFixed(2);
-  const parts = [...c1].map(([name, { user, sys }]) => {
-    const before = c0.get(name) ?? { user: 0, sys: 0 };
-    return `${name} user ${per(user - before.user)} sys ${per(sys - before.sys)}`;
-  });
-  times.sort((a, b) => a - b);
-  const mean = times.reduce((a, b) => a + b, 0) / writes;
-  console.log(
-    `${writes} writes of ${kib} KiB: p50 ${times[writes >> 1]!.toFixed(2)} ms, mean ${mean.toFixed(2)} ms; CPU ms per write: ${parts.join("; ")}`,
-  );
+  console.log(await timedCalls(vault.pgid, writes, `writes of ${kib} KiB`, () => put(url)));
 } finally {
   if (tracer) {
     tracer.kill("SIGINT");
