@@ -7,34 +7,14 @@
 
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MAX_TREE_DEPTH } from "../../disk-host/dir-visibility.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { entryAt, fileAt, rootAt } from "../checked-paths.ts";
-import {
-  bodyOf,
-  type DiskFixture,
-  expectCode,
-  expectOk,
-  getText,
-  listTree,
-  makeFixture,
-  md5,
-  put,
-  sha256,
-} from "./disk-fixture.ts";
+import { bodyOf, expectCode, expectOk, fixtureEach, getText, listTree, md5, put, sha256 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
-let fx: DiskFixture;
-
-beforeEach(async () => {
-  fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
-});
-
-afterEach(async () => {
-  await fx.close();
-});
+const fx = fixtureEach(ROOT);
 
 /** `depth` one-letter folders, then `f`: 2 * depth + 1 bytes, well inside the key limit. */
 const deep = (depth: number, letter = "d") => `${`${letter}/`.repeat(depth)}f`;

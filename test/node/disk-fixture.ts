@@ -9,14 +9,14 @@ import { createHash } from "node:crypto";
 import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { createDiskHost, type DiskHost, type DiskHostOptions } from "../../disk-host/index.ts";
 import { parseRelPath, type RelPath } from "../../shared/rel-path.ts";
 import type { Result } from "../../shared/result.ts";
 import type { WriteResult } from "../../shared/wire-types.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
 import type { Root, StorageWriteOptions } from "../../storage-adapters/storage-adapter.ts";
-import { checked } from "../checked-paths.ts";
+import { checked, rootAt } from "../checked-paths.ts";
 
 export const SECRET = "TOP-SECRET-BYTES-FROM-OUTSIDE";
 
@@ -79,6 +79,25 @@ export async function makeFixture(options: Partial<DiskHostOptions> = {}): Promi
       expect(leaked).toEqual([]);
     },
   };
+}
+
+/**
+ * A fresh fixture for each test of the calling file, with `root` made in it:
+ * filled in before each test, closed after it (`checked`: by
+ * {@link closeChecked}, which also fails the test if an answer named a host path).
+ *
+ * @example
+ * const fx = fixtureEach(["r/"], { checked: true });
+ * it("reads", async () => { expectOk(await fx.storage.stat(entryAt(["r/"], ""))); });
+ */
+export function fixtureEach(root: Root, options: { checked?: boolean } = {}): DiskFixture {
+  const fx = {} as DiskFixture;
+  beforeEach(async () => {
+    Object.assign(fx, await makeFixture());
+    expectOk(await fx.storage.prepareRoot(rootAt(root), { create: true }));
+  });
+  afterEach(() => (options.checked ? closeChecked(fx) : fx.close()));
+  return fx;
 }
 
 /** Closes `fx` once no answer of the host, success or failure, has named a host path. */

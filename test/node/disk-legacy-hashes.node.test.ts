@@ -5,29 +5,20 @@
  */
 import { readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createDiskHost } from "../../disk-host/index.ts";
 import { META_DIR_NAME } from "../../disk-host/meta-store.ts";
 import type { ListEntry } from "../../shared/wire-types.ts";
 import { DiskStorage } from "../../storage-adapters/disk-storage.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { dirAt, entryAt, rootAt } from "../checked-paths.ts";
-import { type DiskFixture, expectOk, makeFixture, put, sha256 } from "./disk-fixture.ts";
+import { dirAt, entryAt } from "../checked-paths.ts";
+import { expectOk, fixtureEach, put, sha256 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
 const FILES = 20;
 /** A whole second, so utimes can set the very same mtime (ns) again. */
 const MTIME = 1_700_000_000;
-let fx: DiskFixture;
-
-beforeEach(async () => {
-  fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
-});
-
-afterEach(async () => {
-  await fx.close();
-});
+const fx = fixtureEach(ROOT);
 
 async function listed(storage: DiskStorage): Promise<ListEntry[]> {
   return expectOk(await storage.list(dirAt(ROOT, ""), { after: null, limit: 1000, depth: 0 })).entries;

@@ -7,31 +7,13 @@
 
 import { lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { checked, dirAt, entryAt, fileAt, rootAt } from "../checked-paths.ts";
-import {
-  bodyOf,
-  closeChecked,
-  type DiskFixture,
-  expectCode,
-  expectOk,
-  getText,
-  makeFixture,
-  md5,
-  put,
-  sha256,
-} from "./disk-fixture.ts";
+import { bodyOf, expectCode, expectOk, fixtureEach, getText, md5, put, sha256 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
-let fx: DiskFixture;
-
-beforeEach(async () => {
-  fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
-});
-
-afterEach(() => closeChecked(fx));
+const fx = fixtureEach(ROOT, { checked: true });
 
 const names = async (path = "", root: Root = ROOT) =>
   expectOk(await fx.storage.list(dirAt(root, path), { after: null, limit: 1000 })).entries.map(

@@ -6,22 +6,13 @@
  */
 import { mkdir, readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
-import { entryAt, fileAt, rootAt } from "../checked-paths.ts";
-import { type DiskFixture, expectOk, makeFixture, md5, put, sha256 } from "./disk-fixture.ts";
+import { entryAt, fileAt } from "../checked-paths.ts";
+import { expectOk, fixtureEach, md5, put, sha256 } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
-let fx: DiskFixture;
-
-beforeEach(async () => {
-  fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
-});
-
-afterEach(async () => {
-  await fx.close();
-});
+const fx = fixtureEach(ROOT);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

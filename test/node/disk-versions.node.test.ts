@@ -7,22 +7,15 @@
 
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeCallHead } from "../../storage-adapters/disk-protocol.ts";
 import type { Root } from "../../storage-adapters/storage-adapter.ts";
 import { newBlobName } from "../../storage-adapters/version-blobs.ts";
-import { dirAt, fileAt, rootAt } from "../checked-paths.ts";
-import { bodyOf, closeChecked, type DiskFixture, expectCode, expectOk, makeFixture } from "./disk-fixture.ts";
+import { dirAt, fileAt } from "../checked-paths.ts";
+import { bodyOf, expectCode, expectOk, fixtureEach } from "./disk-fixture.ts";
 
 const ROOT: Root = ["r/"];
-let fx: DiskFixture;
-
-beforeEach(async () => {
-  fx = await makeFixture();
-  expectOk(await fx.storage.prepareRoot(rootAt(ROOT), { create: true }));
-});
-
-afterEach(() => closeChecked(fx));
+const fx = fixtureEach(ROOT, { checked: true });
 
 const keep = (path: string, text: string, extra: Record<string, string> = {}) => {
   const blob = newBlobName();
