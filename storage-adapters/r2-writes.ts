@@ -2,6 +2,7 @@ import { nativeChunks } from "../shared/native-chunks.ts";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { yieldTurn } from "../shared/yield-turn.ts";
+import { copyChunks } from "./copy-chunks.ts";
 import { EMPTY_SHA256, hex, onlyIfCurrent, SHA256_KEY } from "./r2-objects.ts";
 import type { StorageWriteOptions, StoredWrite } from "./storage-adapter.ts";
 import { INLINE_VERSION_MAX, isBlobName, R2_VERSIONS_PREFIX } from "./version-blobs.ts";
@@ -37,18 +38,13 @@ export class R2Writes {
     let delivered = 0;
     // Hashed on the way to R2, so the bytes are read once.
     const digest = new crypto.DigestStream("SHA-256");
-    const hashing = digest.getWriter();
-    const counted = body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        async transform(chunk, controller) {
-          delivered += chunk.byteLength;
-          await hashing.write(chunk);
-          controller.enqueue(chunk);
-        },
-        flush: () => hashing.close(),
-      }),
-    );
-    const piping = counted.pipeTo(fixed.writable).catch(() => undefined);
+    // A copy that fails aborts the digest, which then rejects; only a copy that succeeded reads it.
+    digest.digest.catch(() => undefined);
+    const piping = copyChunks(body, [digest, fixed.writable], {
+      onChunk: (chunk) => {
+        delivered += chunk.byteLength;
+      },
+    });
     if (isBlobName(options.keepAs)) {
       const staged = await this.stage(options.keepAs, fixed.readable, options.contentType, () => delivered, options);
       if (!staged.ok) return staged;
@@ -125,9 +121,7 @@ export class R2Writes {
       if (object && !options.signal?.aborted) {
         const fixed = new FixedLengthStream(object.size);
         const signal = options.signal;
-        const piping = takingTurns(object.body)
-          .pipeTo(fixed.writable, signal ? { signal } : {})
-          .catch(() => undefined);
+        const piping = copyChunks(takingTurns(object.body), [fixed.writable], { signal });
         stored = await this.bucket.put(key, fixed.readable, {
           httpMetadata: { contentType: options.contentType },
           customMetadata: { [SHA256_KEY]: sha256 },
@@ -243,7 +237,8 @@ export class R2Writes {
  * every other request, so an unpaced copy of a large file holds that thread
  * for its whole length. The runtime fills each buffer natively
  * (`readAtLeast`), so JavaScript sees a chunk per turn, not the bucket's
- * small ones. A stream that cannot be read so is returned as it is.
+ * small ones, and copyChunks hands each back to be filled again. A stream
+ * that cannot be read so is returned as it is.
  */
 function takingTurns(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   return nativeChunks(source, { min: TURN_BYTES, max: TURN_BYTES }, yieldTurn);
