@@ -2,6 +2,7 @@ import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Stat } from "../shared/wire-types.ts";
 import type { CheckedDir, CheckedEntry, CheckedFile, CheckedRoot } from "./checked-path.ts";
+import { copyChunks } from "./copy-chunks.ts";
 import {
   DISK_SECRET_HEADER,
   type DiskAnswers,
@@ -87,8 +88,11 @@ export class DiskStorage implements StorageAdapter {
     // Timed here too, so a client too slow for the worker hears why; the
     // host's own (looser) limits are the backstop that frees its descriptors.
     const timed = timedBody(body, options.length, this.uploads);
-    const response = await this.send(call, lastChunkAtCleanEnd(timed.body));
+    // Once answered the host reads no more: a body it refused early is cancelled, not left waiting.
+    const answered = new AbortController();
+    const response = await this.send(call, lastChunkAtCleanEnd(timed.body), answered.signal);
     const result = response ? await answer<"write">(response) : refuse("unavailable");
+    answered.abort();
     return !result.ok && timed.timedOut() ? refuse("tooSlow") : result;
   }
 
@@ -159,20 +163,39 @@ export class DiskStorage implements StorageAdapter {
     return response ? answer<K>(response) : refuse("unavailable");
   }
 
-  /** `null` when the host could not be reached or answered outside the protocol. */
-  private async send(call: DiskCall, content?: ReadableStream<Uint8Array>): Promise<Response | null> {
+  /**
+   * `null` when the host could not be reached or answered outside the
+   * protocol. Content goes through a runtime pipe, written by copyChunks: a
+   * stream built in JavaScript would be read by the runtime without saying
+   * when each chunk is done with, and an upload's buffers could not be
+   * reused (see recycleChunk). `stop` ends the copy (and cancels `content`).
+   */
+  private async send(
+    call: DiskCall,
+    content?: ReadableStream<Uint8Array>,
+    stop?: AbortSignal,
+  ): Promise<Response | null> {
     const head = encodeCallHead(call);
-    const body = content ? prepend(head, content) : head;
+    let body: Uint8Array | ReadableStream<Uint8Array> = head;
+    let copying: Promise<boolean> | null = null;
+    const failed = new AbortController();
+    if (content) {
+      const pipe = new IdentityTransformStream();
+      body = pipe.readable;
+      const signal = stop ? AbortSignal.any([stop, failed.signal]) : failed.signal;
+      copying = copyChunks(prepend(head, content), [pipe.writable], { signal });
+    }
     const init = { method: "POST", body, duplex: "half", headers: { [DISK_SECRET_HEADER]: this.secret } };
     try {
       const response = await this.disk.fetch(new Request(`http://capvault-disk/${call.op}`, init as RequestInit));
       if (response.status === 200) return response;
       await response.body?.cancel().catch(() => undefined);
-      return null;
     } catch {
-      if (body instanceof ReadableStream) await body.cancel().catch(() => undefined);
-      return null;
+      // Nothing of the body is wanted now.
     }
+    failed.abort();
+    await copying;
+    return null;
   }
 }
 
