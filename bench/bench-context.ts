@@ -1,6 +1,7 @@
 import type { TestVault } from "../test/node/test-vault.ts";
 import type { DiskFloor } from "./floor-disk.ts";
 import type { R2Floor } from "./floor-r2.ts";
+import type { IsolateHeaps } from "./isolate-heaps.ts";
 
 /** How much work each section does. `tiny` keeps the bench working in CI (seconds); `full` is the benchmark. */
 export interface BenchSize {
@@ -65,6 +66,8 @@ export interface BenchContext {
   vault: TestVault;
   r2Floor: R2Floor;
   diskFloor: DiskFloor;
+  /** The vault's isolates over workerd's inspector (bench/isolate-heaps.ts). */
+  heaps: IsolateHeaps;
   log(line: string): void;
 }
 

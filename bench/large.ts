@@ -1,6 +1,7 @@
 import type { BenchContext } from "./bench-context.ts";
 import { type Goal, makeRow, type Row } from "./bench-row.ts";
 import { diskEndpoints, type FileEndpoints, r2Endpoints } from "./http-ops.ts";
+import { heapGrowthDuring, type IsolateHeaps } from "./isolate-heaps.ts";
 import { download, upload } from "./large-transfer.ts";
 import { childPids, groupPids, rssGrowthDuring } from "./proc-stats.ts";
 import { median, timed } from "./stats.ts";
@@ -12,16 +13,24 @@ interface Side {
   pids: () => Promise<number[]>;
 }
 
-/** MiB/s up and down, and the peak RSS growth of `side`'s processes over both, medians of rounds. */
-async function transfer(side: Side, bytes: number) {
+/**
+ * MiB/s up and down, and the peak RSS growth of `side`'s processes over both;
+ * with `heaps`, also how far each of the vault's isolates rose meanwhile.
+ */
+async function transfer(side: Side, bytes: number, heaps?: IsolateHeaps) {
   let up = 0;
   let down = 0;
-  const growth = await rssGrowthDuring(side.pids, async () => {
+  let isolates: Record<string, number> = {};
+  const work = async () => {
     up = await timed(() => upload(side.url, bytes));
     down = await timed(() => download(side.url, bytes));
+  };
+  const growth = await rssGrowthDuring(side.pids, async () => {
+    if (heaps) isolates = await heapGrowthDuring(heaps, work);
+    else await work();
   });
   const mib = bytes / MIB;
-  return { up: mib / (up / 1000), down: mib / (down / 1000), growth };
+  return { up: mib / (up / 1000), down: mib / (down / 1000), growth, isolates };
 }
 
 async function backendRows(
@@ -32,7 +41,9 @@ async function backendRows(
   floorName: string,
   goals: { up?: Goal; down?: Goal },
   /** A second floor that pays what the vault's upload does (its name), in the same rounds. */
-  paying?: { url: string; name: string },
+  paying: { url: string; name: string } | undefined,
+  /** The vault's isolates whose growth gets a row (see bench/isolate-heaps.ts). */
+  isolates: string[],
 ): Promise<Row[]> {
   const bytes = ctx.size.largeBytes;
   const sides: Record<Kind, Side | null> = {
@@ -45,11 +56,12 @@ async function backendRows(
     const order: Kind[] = r % 2 === 0 ? ["cap", "floor", "paying"] : ["paying", "floor", "cap"];
     for (const k of order) {
       const side = sides[k];
-      if (side) figures[k].push(await transfer(side, bytes));
+      if (side) figures[k].push(await transfer(side, bytes, k === "cap" ? ctx.heaps : undefined));
     }
   }
   const med = (k: Kind, f: "up" | "down" | "growth") => median(figures[k].map((x) => x[f]));
   const peak = (k: Kind) => Math.max(...figures[k].map((x) => x.growth));
+  const isolatePeak = (name: string) => Math.max(...figures.cap.map((x) => x.isolates[name] ?? 0));
   const size = `${Math.round(bytes / MIB)} MiB`;
   const common = { section: "large", floorName };
   const payingRows: Row[] = paying
@@ -98,6 +110,18 @@ async function backendRows(
       goal: { on: "cap", op: "<=", value: 64 },
     }),
     ...payingRows,
+    // Where the vault's RSS growth is: its own isolate (JavaScript heap and the ArrayBuffers it holds, the
+    // upload's chunks among them), and on R2 the simulator's isolate in the same workerd process.
+    ...isolates.map((name) =>
+      makeRow({
+        section: "large",
+        row: `${label} ${size} up+down, growth of the ${name} isolate in the vault's workerd (JS heap + ArrayBuffers, max of rounds)`,
+        unit: "MiB",
+        cap: isolatePeak(name),
+        floor: null,
+        floorName: null,
+      }),
+    ),
   ];
 }
 
@@ -120,6 +144,7 @@ export async function large(ctx: BenchContext): Promise<Row[]> {
     { up: { on: "ratio", op: ">=", value: 1 } },
     // The vault keeps a version of every write: its bytes go to the version blob, then from there to the key.
     { url: `${r2Ends.floor("bench/large.bin")}&staged=1`, name: "floor staging a version as the vault does" },
+    ["vault", "R2 simulator"],
   );
   const diskFloorPid = ctx.diskFloor.pid;
   const disk = await backendRows(
@@ -129,6 +154,8 @@ export async function large(ctx: BenchContext): Promise<Row[]> {
     async () => [diskFloorPid],
     "node fs server",
     {},
+    undefined,
+    ["vault"],
   );
   return [...r2, ...disk];
 }

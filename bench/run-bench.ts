@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -9,6 +10,7 @@ import type { Row } from "./bench-row.ts";
 import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
 import { resent } from "./http-ops.ts";
+import { isolateHeaps } from "./isolate-heaps.ts";
 import { SECTIONS } from "./sections.ts";
 import { formatTable } from "./table.ts";
 
@@ -23,6 +25,18 @@ export interface BenchResults {
   rows: Row[];
   /** Requests sent again after meeting a connection the server had closed (see http-ops.ts). */
   resent: number;
+}
+
+/** A loopback port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 function commit(): string {
@@ -48,17 +62,26 @@ export async function runBench(
   if (unknown.length > 0)
     throw new Error(`unknown sections: ${unknown.join(", ")} (known: ${Object.keys(SECTIONS).join(", ")})`);
   const maxFileBytes = String(Math.max(size.largeBytes * 2, 100 * 1024 * 1024));
-  const env: Record<string, string> = { CAPVAULT_MAX_FILE_BYTES: maxFileBytes };
+  // workerd's inspector, so the large rows can say which isolate holds what (bench/isolate-heaps.ts).
+  const inspector = await freePort();
+  const hooks = [pathToFileURL(path.join(HERE, "workerd-inspector-hook.mjs")).href];
+  const env: Record<string, string> = {
+    CAPVAULT_MAX_FILE_BYTES: maxFileBytes,
+    CAPVAULT_BENCH_WORKERD_INSPECTOR: String(inspector),
+  };
   // The launcher's Node process (disk host, Miniflare's side) writes a V8 CPU profile when it exits.
   if (options.profileDir) {
-    env.NODE_OPTIONS = `--import=${pathToFileURL(path.join(HERE, "cpu-profile-hook.mjs")).href}`;
+    hooks.push(pathToFileURL(path.join(HERE, "cpu-profile-hook.mjs")).href);
     env.CAPVAULT_BENCH_PROFILE_DIR = options.profileDir;
   }
+  env.NODE_OPTIONS = hooks.map((hook) => `--import=${hook}`).join(" ");
   const t0 = performance.now();
   const vault = await startTestVault({ env });
   log(`vault started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const stops: (() => Promise<void>)[] = [];
   try {
+    const heaps = await isolateHeaps(inspector);
+    stops.push(async () => heaps.close());
     // A short folder of its own: a unix socket's path must fit in 108 bytes.
     const socketDir = await mkdtemp(path.join(os.tmpdir(), "capvault-floor-"));
     stops.push(() => rm(socketDir, { recursive: true, force: true }));
@@ -69,7 +92,7 @@ export async function runBench(
     stops.push(r2Floor.stop);
     const diskFloor = await startDiskFloor(vault.diskRoot);
     stops.push(diskFloor.stop);
-    const ctx: BenchContext = { size, vault, r2Floor, diskFloor, log };
+    const ctx: BenchContext = { size, vault, r2Floor, diskFloor, heaps, log };
     const rows: Row[] = [];
     for (const name of sections) {
       const t0 = performance.now();
