@@ -1,7 +1,6 @@
 import type { TestVault } from "../test/node/test-vault.ts";
 import type { DiskFloor } from "./floor-disk.ts";
 import type { R2Floor } from "./floor-r2.ts";
-import type { IsolateHeaps } from "./isolate-heaps.ts";
 
 /** How much work each section does. `tiny` keeps the bench working in CI (seconds); `full` is the benchmark. */
 export interface BenchSize {
@@ -66,8 +65,8 @@ export interface BenchContext {
   vault: TestVault;
   r2Floor: R2Floor;
   diskFloor: DiskFloor;
-  /** The vault's isolates over workerd's inspector (bench/isolate-heaps.ts). */
-  heaps: IsolateHeaps;
+  /** The port of the vault's workerd inspector (bench/isolate-heaps.ts reads it; no session is open otherwise). */
+  inspector: number;
   log(line: string): void;
 }
 

@@ -1,7 +1,7 @@
 import type { BenchContext } from "./bench-context.ts";
 import { type Goal, makeRow, type Row } from "./bench-row.ts";
 import { diskEndpoints, type FileEndpoints, r2Endpoints } from "./http-ops.ts";
-import { heapGrowthDuring, type IsolateHeaps } from "./isolate-heaps.ts";
+import { heapGrowthDuring, type IsolateHeaps, isolateHeaps } from "./isolate-heaps.ts";
 import { download, upload } from "./large-transfer.ts";
 import { childPids, groupPids, rssGrowthDuring } from "./proc-stats.ts";
 import { median, timed } from "./stats.ts";
@@ -44,6 +44,7 @@ async function backendRows(
   paying: { url: string; name: string } | undefined,
   /** The vault's isolates whose growth gets a row (see bench/isolate-heaps.ts). */
   isolates: string[],
+  heaps: IsolateHeaps,
 ): Promise<Row[]> {
   const bytes = ctx.size.largeBytes;
   const sides: Record<Kind, Side | null> = {
@@ -56,7 +57,7 @@ async function backendRows(
     const order: Kind[] = r % 2 === 0 ? ["cap", "floor", "paying"] : ["paying", "floor", "cap"];
     for (const k of order) {
       const side = sides[k];
-      if (side) figures[k].push(await transfer(side, bytes, k === "cap" ? ctx.heaps : undefined));
+      if (side) figures[k].push(await transfer(side, bytes, k === "cap" ? heaps : undefined));
     }
   }
   const med = (k: Kind, f: "up" | "down" | "growth") => median(figures[k].map((x) => x[f]));
@@ -133,6 +134,15 @@ type Kind = "cap" | "floor" | "paying";
  * workerd) grows meanwhile: a vault that streams holds a few chunks, not the file.
  */
 export async function large(ctx: BenchContext): Promise<Row[]> {
+  const heaps = await isolateHeaps(ctx.inspector);
+  try {
+    return await largeRows(ctx, heaps);
+  } finally {
+    heaps.close();
+  }
+}
+
+async function largeRows(ctx: BenchContext, heaps: IsolateHeaps): Promise<Row[]> {
   const r2Ends = r2Endpoints(ctx.vault.rootCapUrl, ctx.r2Floor.url);
   const r2 = await backendRows(
     ctx,
@@ -145,6 +155,7 @@ export async function large(ctx: BenchContext): Promise<Row[]> {
     // The vault keeps a version of every write: its bytes go to the version blob, then from there to the key.
     { url: `${r2Ends.floor("bench/large.bin")}&staged=1`, name: "floor staging a version as the vault does" },
     ["vault", "R2 simulator"],
+    heaps,
   );
   const diskFloorPid = ctx.diskFloor.pid;
   const disk = await backendRows(
@@ -156,6 +167,7 @@ export async function large(ctx: BenchContext): Promise<Row[]> {
     {},
     undefined,
     ["vault"],
+    heaps,
   );
   return [...r2, ...disk];
 }

@@ -10,7 +10,6 @@ import type { Row } from "./bench-row.ts";
 import { startDiskFloor } from "./floor-disk.ts";
 import { startR2Floor } from "./floor-r2.ts";
 import { resent } from "./http-ops.ts";
-import { isolateHeaps } from "./isolate-heaps.ts";
 import { SECTIONS } from "./sections.ts";
 import { formatTable } from "./table.ts";
 
@@ -80,8 +79,6 @@ export async function runBench(
   log(`vault started in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const stops: (() => Promise<void>)[] = [];
   try {
-    const heaps = await isolateHeaps(inspector);
-    stops.push(async () => heaps.close());
     // A short folder of its own: a unix socket's path must fit in 108 bytes.
     const socketDir = await mkdtemp(path.join(os.tmpdir(), "capvault-floor-"));
     stops.push(() => rm(socketDir, { recursive: true, force: true }));
@@ -92,7 +89,7 @@ export async function runBench(
     stops.push(r2Floor.stop);
     const diskFloor = await startDiskFloor(vault.diskRoot);
     stops.push(diskFloor.stop);
-    const ctx: BenchContext = { size, vault, r2Floor, diskFloor, heaps, log };
+    const ctx: BenchContext = { size, vault, r2Floor, diskFloor, inspector, log };
     const rows: Row[] = [];
     for (const name of sections) {
       const t0 = performance.now();
