@@ -12,7 +12,7 @@ import { WebSocket } from "undici";
 /** Isolates by what the bench calls them, from their inspector titles. */
 const ISOLATES: Record<string, RegExp> = {
   vault: /worker core:user:/,
-  "R2 simulator": /worker r2:bucket:/,
+  "R2 simulator": /worker r2:bucket$/,
 };
 
 interface Session {
