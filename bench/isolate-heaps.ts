@@ -8,6 +8,7 @@
  * of a large upload's memory is the vault's. Bench only.
  */
 import { WebSocket } from "undici";
+import { growthDuring } from "./proc-stats.ts";
 
 /** Isolates by what the bench calls them, from their inspector titles. */
 const ISOLATES: Record<string, RegExp> = {
@@ -83,24 +84,6 @@ export async function isolateHeaps(port: number): Promise<IsolateHeaps> {
 }
 
 /** Runs `work` and returns how far each isolate's memory rose above what it held before (peak, MiB). */
-export async function heapGrowthDuring(
-  heaps: IsolateHeaps,
-  work: () => Promise<void>,
-): Promise<Record<string, number>> {
-  const idle = await heaps.sample();
-  const peak = { ...idle };
-  let sampling = true;
-  const sampler = (async () => {
-    while (sampling) {
-      for (const [name, mib] of Object.entries(await heaps.sample())) peak[name] = Math.max(peak[name] ?? 0, mib);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  })();
-  try {
-    await work();
-  } finally {
-    sampling = false;
-    await sampler;
-  }
-  return Object.fromEntries(Object.entries(peak).map(([name, mib]) => [name, Math.max(0, mib - (idle[name] ?? 0))]));
+export function heapGrowthDuring(heaps: IsolateHeaps, work: () => Promise<void>): Promise<Record<string, number>> {
+  return growthDuring(() => heaps.sample(), work);
 }

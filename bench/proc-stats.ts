@@ -96,12 +96,23 @@ export async function rssMiB(pids: readonly number[]): Promise<number> {
  * re-read at each sample, so a process started by the work counts too.
  */
 export async function rssGrowthDuring(pids: () => Promise<number[]>, work: () => Promise<void>): Promise<number> {
-  const idle = await rssMiB(await pids());
-  let peak = idle;
+  return (await growthDuring(async () => ({ rss: await rssMiB(await pids()) }), work)).rss ?? 0;
+}
+
+/**
+ * Runs `work` while reading `sample` every 25 ms, and returns how far each of
+ * its figures rose above its value just before (peak minus idle, never below 0).
+ */
+export async function growthDuring(
+  sample: () => Promise<Record<string, number>>,
+  work: () => Promise<void>,
+): Promise<Record<string, number>> {
+  const idle = await sample();
+  const peak = { ...idle };
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      peak = Math.max(peak, await rssMiB(await pids()));
+      for (const [name, value] of Object.entries(await sample())) peak[name] = Math.max(peak[name] ?? 0, value);
       await new Promise((r) => setTimeout(r, 25));
     }
   })();
@@ -111,7 +122,9 @@ export async function rssGrowthDuring(pids: () => Promise<number[]>, work: () =>
     sampling = false;
     await sampler;
   }
-  return Math.max(0, peak - idle);
+  return Object.fromEntries(
+    Object.entries(peak).map(([name, value]) => [name, Math.max(0, value - (idle[name] ?? 0))]),
+  );
 }
 
 /**
