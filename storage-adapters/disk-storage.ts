@@ -165,10 +165,13 @@ export class DiskStorage implements StorageAdapter {
 
   /**
    * `null` when the host could not be reached or answered outside the
-   * protocol. Content goes through a runtime pipe, written by copyChunks: a
-   * stream built in JavaScript would be read by the runtime without saying
-   * when each chunk is done with, and an upload's buffers could not be
-   * reused (see recycleChunk). `stop` ends the copy (and cancels `content`).
+   * protocol. In workerd, content goes through the runtime's own pipe,
+   * written by copyChunks: its write resolves once the fetch has taken the
+   * bytes, so an upload's buffers can be reused (see recycleChunk); a stream
+   * built in JavaScript is read by the runtime without saying when a chunk
+   * is done with. Node, where the disk tests run this adapter too, has no
+   * such pipe (nor chunks to reuse) and sends the stream as it is. `stop`
+   * ends the copy (and cancels `content`).
    */
   private async send(
     call: DiskCall,
@@ -179,12 +182,12 @@ export class DiskStorage implements StorageAdapter {
     let body: Uint8Array | ReadableStream<Uint8Array> = head;
     let copying: Promise<boolean> | null = null;
     const failed = new AbortController();
-    if (content) {
+    if (content && typeof IdentityTransformStream === "function") {
       const pipe = new IdentityTransformStream();
       body = pipe.readable;
       const signal = stop ? AbortSignal.any([stop, failed.signal]) : failed.signal;
       copying = copyChunks(prepend(head, content), [pipe.writable], { signal });
-    }
+    } else if (content) body = prepend(head, content);
     const init = { method: "POST", body, duplex: "half", headers: { [DISK_SECRET_HEADER]: this.secret } };
     try {
       const response = await this.disk.fetch(new Request(`http://capvault-disk/${call.op}`, init as RequestInit));
@@ -192,6 +195,7 @@ export class DiskStorage implements StorageAdapter {
       await response.body?.cancel().catch(() => undefined);
     } catch {
       // Nothing of the body is wanted now.
+      if (!copying && body instanceof ReadableStream) await body.cancel().catch(() => undefined);
     }
     failed.abort();
     await copying;
