@@ -2,7 +2,7 @@
  * `NODE_OPTIONS=--experimental-websocket npx tsx bench/workerd-profile.ts [calls]`: CPU profiles of
  * workerd (the worker's and the cap objects' isolates) while an R2 cap and then a disk cap each serve `calls` plain reads of a
  * 1 KiB file, then `calls` MCP read_file calls of it, then `calls` 1 KiB writes to the R2 cap and `calls` to the
- * disk cap, then five 2 MiB PUTs. Starts workerd's
+ * disk cap, then five 2 MiB PUTs, then the revocation of a 1 + 10 + 100 tree of caps. Starts workerd's
  * inspector through bench/workerd-inspector-hook.mjs and drives the Chrome DevTools protocol's Profiler
  * over a WebSocket. Prints the top frames by self time per phase and writes the .cpuprofile files
  * into /tmp. Sample counts, not wall times: they hold on a loaded machine.
@@ -99,7 +99,20 @@ try {
   await client.connect(new StreamableHTTPClientTransport(new URL(`${vault.diskCapUrl}/mcp`)));
   const big = new Uint8Array(2 * 1024 * 1024).fill(0x62);
   const put = `${vault.rootCapUrl}/file?path=profile-big.bin`;
-  const phases: [string, number, () => Promise<void>][] = [
+  const tree = { top: "" };
+  const mintChild = async (parent: string) => {
+    const res = await fetch(`${parent}/subdir`, { method: "POST", body: "{}" });
+    if (res.status !== 201) throw new Error(`mint answered ${res.status}`);
+    return ((await res.json()) as { url: string }).url;
+  };
+  const mintTree = async () => {
+    tree.top = await mintChild(vault.rootCapUrl);
+    for (let i = 0; i < 10; i++) {
+      const child = await mintChild(tree.top);
+      for (let j = 0; j < 10; j++) await mintChild(child);
+    }
+  };
+  const phases: [string, number, () => Promise<void>, (() => Promise<void>)?][] = [
     ["r2-read", calls, async () => void (await (await fetch(r2File)).text())],
     ["disk-read", calls, async () => void (await (await fetch(file)).text())],
     [
@@ -118,8 +131,11 @@ try {
       async () => void (await (await fetch(file, { method: "PUT", body: "b".repeat(1024) })).text()),
     ],
     ["r2-put-2MiB", 5, async () => void (await (await fetch(put, { method: "PUT", body: big })).text())],
+    // A 1 + 10 + 100 tree is minted before the profile starts; only its revocation is profiled.
+    ["revoke-111-caps", 1, async () => void (await (await fetch(tree.top, { method: "DELETE" })).text()), mintTree],
   ];
-  for (const [phase, n, call] of phases) {
+  for (const [phase, n, call, setup] of phases) {
+    await setup?.();
     for (const { s } of sessions) {
       await s.send("Profiler.enable");
       await s.send("Profiler.setSamplingInterval", { interval: 200 });
