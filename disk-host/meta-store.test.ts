@@ -50,31 +50,23 @@ describe("MetaStore.record", () => {
     expect(await meta.describe(file, stat)).toMatchObject({ ...HASHES, contentType: "text/plain" });
     await file.close();
   });
-
-  it("never writes through a link planted under the identity: the link is replaced by the sidecar", async () => {
-    const { file, stat } = await temp("hello");
-    const outside = path.join(dir, "outside.txt");
-    await writeFile(outside, "not the vault's");
-    await symlink(outside, path.join(dir, "meta", identity(stat)));
-    await meta.record(stat, HASHES, "text/plain");
-    expect(await readFile(outside, "utf8")).toBe("not the vault's");
-    expect((await lstat(path.join(dir, "meta", identity(stat)))).isFile()).toBe(true);
-    expect(await meta.describe(file, stat)).toMatchObject({ contentType: "text/plain" });
-    await file.close();
-  });
 });
 
 // What may already sit under a new file's identity, planted by someone with host access: never
 // written through, never hung on, never changed outside the meta folder.
 describe("MetaStore.record over a planted name", () => {
-  it("a hard link to a file outside: only the name is replaced, the outside file is untouched", async () => {
+  it.each([
+    ["a symbolic link", symlink],
+    ["a hard link", link],
+  ] as const)("%s to a file outside: only the name is replaced, the outside file is untouched", async (_, plant) => {
     const { file, stat } = await temp("hello");
     const outside = path.join(dir, "outside.txt");
     await writeFile(outside, "not the vault's");
-    await link(outside, path.join(dir, "meta", identity(stat)));
+    await plant(outside, path.join(dir, "meta", identity(stat)));
     await meta.record(stat, HASHES, "text/plain");
     expect(await readFile(outside, "utf8")).toBe("not the vault's");
     expect((await statOf(outside)).nlink).toBe(1);
+    expect((await lstat(path.join(dir, "meta", identity(stat)))).isFile()).toBe(true);
     expect(await meta.describe(file, stat)).toMatchObject({ ...HASHES, contentType: "text/plain" });
     await file.close();
   });
