@@ -171,7 +171,8 @@ export class DiskStorage implements StorageAdapter {
    * built in JavaScript is read by the runtime without saying when a chunk
    * is done with. Node, where the disk tests run this adapter too, has no
    * such pipe (nor chunks to reuse) and sends the stream as it is. `stop`
-   * ends the copy (and cancels `content`).
+   * ends the copy and cancels `content` (in workerd; in Node the fetch owns
+   * the stream).
    */
   private async send(
     call: DiskCall,
