@@ -18,11 +18,13 @@ import type { ProofSigner } from "../../shared/holder-proof-sign.ts";
 import {
   type FixtureBackend,
   type FixtureCap,
+  type FixtureGrant,
   type FixtureManifest,
   holderSigner,
   proofHeader,
+  tokenEndpointProof,
 } from "../fixtures/state/fixture-manifest.ts";
-import { mcpClients } from "./mcp-client.ts";
+import { mcpClients, postMcp, toolCall } from "./mcp-client.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../fixtures/state");
@@ -133,7 +135,9 @@ function formatOneRun({ name: fixtureName, dir, manifest }: Fixture) {
     contents[name]!.set(file, content);
     added[name]! += Buffer.byteLength(content);
   };
-  let refreshToken = manifest.oauth?.refreshToken ?? "";
+  /** Each grant's current refresh token (the fixture's, then each rotation's). */
+  const refreshTokens = new Map<FixtureGrant, string>();
+  for (const grant of [manifest.oauth, manifest.oauthDpop]) if (grant) refreshTokens.set(grant, grant.refreshToken);
 
   for (const [name, b] of Object.entries(manifest.backends)) {
     contents[name] = new Map(b.files.map((f) => [f.path, f.content]));
@@ -216,6 +220,16 @@ function formatOneRun({ name: fixtureName, dir, manifest }: Fixture) {
     }
     expect((await read(b.root, "docs/readme.md")).text).toBe(contents[name]!.get("docs/readme.md"));
     for (const cap of killed[name]!) await expectDead(cap);
+    if (b.davProp) {
+      const p = b.davProp;
+      const found = await answer(`${url(b.root)}/dav/${p.path}`, {
+        method: "PROPFIND",
+        headers: { depth: "0", "content-type": "application/xml" },
+        body: `<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><${p.name} xmlns="${p.namespace}"/></D:prop></D:propfind>`,
+      });
+      expect(found.status, found.text).toBe(207);
+      expect(found.text).toContain(p.value);
+    }
     if (b.holder && signer) {
       const bound = url(b.holder);
       const bare = await answer(bound);
@@ -335,6 +349,12 @@ function formatOneRun({ name: fixtureName, dir, manifest }: Fixture) {
       if (!oauth) return skip("this commit had no OAuth");
       await refreshAndRead(oauth);
     });
+
+    it("DPoP-bound OAuth grants still refresh only with their key's proof", async ({ skip }) => {
+      const grant = manifest.oauthDpop;
+      if (!grant || !signer) return skip("this commit had no DPoP-bound OAuth tokens");
+      await refreshAndReadBound(grant, signer);
+    });
   };
 
   /** After the restart: what the checks above left must hold, and new caps still mint and die. */
@@ -355,30 +375,73 @@ function formatOneRun({ name: fixtureName, dir, manifest }: Fixture) {
       expect(await mcpRead(url(b.root), b.mcpFile.path)).toContain(b.mcpFile.content.trim());
     }
     if (manifest.oauth) await refreshAndRead(manifest.oauth);
+    if (manifest.oauthDpop && signer) await refreshAndReadBound(manifest.oauthDpop, signer);
   };
 
-  /** Refreshes the grant (its token rotates), then reads through /mcp; an expired grant must be refused instead. */
-  async function refreshAndRead(oauth: NonNullable<FixtureManifest["oauth"]>) {
+  /** A refresh of `grant` (its token rotates), or null when its 90 days are over and it was refused as it must be. */
+  async function refresh(grant: FixtureGrant, headers: Record<string, string> = {}) {
+    const refreshToken = refreshTokens.get(grant)!;
     const refreshed = await answer(`${vault.url}/oauth/token`, {
       method: "POST",
+      headers,
       body: new URLSearchParams({
         grant_type: "refresh_token",
         refresh_token: refreshToken,
-        client_id: oauth.clientId,
+        client_id: grant.clientId,
         resource: `${vault.url}/mcp`,
       }),
     });
-    if (oauth.grantExpiresAt !== null && Date.parse(oauth.grantExpiresAt) <= Date.now()) {
+    if (grant.grantExpiresAt !== null && Date.parse(grant.grantExpiresAt) <= Date.now()) {
       // The fixture's grant lived 90 days: past that it must end as any expired grant does (rebuild the fixture).
       expect(refreshed.status, refreshed.text).toBe(400);
-      return;
+      return null;
     }
     expect(refreshed.status, refreshed.text).toBe(200);
-    const tokens = JSON.parse(refreshed.text) as { access_token: string; refresh_token: string };
+    const tokens = JSON.parse(refreshed.text) as { access_token: string; refresh_token: string; token_type: string };
     expect(tokens.refresh_token).not.toBe(refreshToken);
-    refreshToken = tokens.refresh_token;
-    const text = await mcpRead(vault.url, oauth.file.path, { authorization: `Bearer ${tokens.access_token}` });
-    expect(text).toContain(contents.r2!.get(`notes/${oauth.file.path}`)!.trim());
+    refreshTokens.set(grant, tokens.refresh_token);
+    return tokens;
+  }
+
+  /** Refreshes a bearer grant, then reads through /mcp with the official client. */
+  async function refreshAndRead(grant: FixtureGrant) {
+    const tokens = await refresh(grant);
+    if (!tokens) return;
+    expect(tokens.token_type).toBe("Bearer");
+    const text = await mcpRead(vault.url, grant.file.path, { authorization: `Bearer ${tokens.access_token}` });
+    expect(text).toContain(contents.r2!.get(`notes/${grant.file.path}`)!.trim());
+  }
+
+  /** A bound grant: without a proof its refresh token is unknown (and stays usable), with one it rotates and reads. */
+  async function refreshAndReadBound(grant: FixtureGrant, key: ProofSigner) {
+    const tokenUrl = `${vault.url}/oauth/token`;
+    const bare = await answer(tokenUrl, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: refreshTokens.get(grant)!,
+        client_id: grant.clientId,
+        resource: `${vault.url}/mcp`,
+      }),
+    });
+    expect([bare.status, JSON.parse(bare.text).error]).toEqual([400, "invalid_grant"]);
+    const tokens = await refresh(grant, await tokenEndpointProof(key, tokenUrl));
+    if (!tokens) return;
+    expect(tokens.token_type).toBe("DPoP");
+    const call = toolCall(1, "read_file", { path: grant.file.path });
+    const version = { "mcp-protocol-version": "2025-06-18" };
+    const asBearer = await postMcp(vault.url, call, { ...version, authorization: `Bearer ${tokens.access_token}` });
+    expect(asBearer.status).toBe(401);
+    await asBearer.body?.cancel();
+    const proof = await proofHeader(key, "POST", `${vault.url}/mcp`, tokens.access_token);
+    const bound = await postMcp(vault.url, call, {
+      ...version,
+      authorization: `DPoP ${tokens.access_token}`,
+      ...proof,
+    });
+    const text = await bound.text();
+    expect(bound.status, text).toBe(200);
+    expect(text).toContain(JSON.stringify(contents.r2!.get(`notes/${grant.file.path}`)!).slice(1, -1));
   }
 
   return {
