@@ -4,11 +4,14 @@ import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import type { Backend, Version } from "../shared/wire-types.ts";
+import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import { uploadLimitsFrom } from "../storage-adapters/upload-limits.ts";
+import { JOURNAL_MIGRATIONS } from "./journal-migrations.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
+import { blockedBy, migrateOnWake } from "./state-migrations.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
 import { evictionVictim, inScope, WatchFeed } from "./watch-feed.ts";
 import { readSocketRequest } from "./watch-socket-request.ts";
@@ -43,6 +46,21 @@ export interface ScopedVersion {
  * exactly as an id that does not exist. Every method returns a Result.
  */
 export class RootJournal extends DurableObject<ObjectEnv> {
+  /**
+   * Before anything else touches storage (the fields below only hold it): the
+   * journal's tables are its migrations' (journal-migrations.ts). A refusal
+   * here (newer state, or a failed migration, rolled back) answers every call.
+   */
+  #blocked = blockedBy(migrateOnWake(this.ctx.storage, "journal", JOURNAL_MIGRATIONS, { stampEmpty: true }));
+
+  constructor(ctx: DurableObjectState, env: ObjectEnv) {
+    super(ctx, env);
+    // Its state reaches the bucket: the layout's format too, once per isolate (r2-format.ts).
+    if (!this.#blocked && !r2FormatChecked())
+      void ctx.blockConcurrencyWhile(async () => {
+        this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
+      });
+  }
   private readonly ledger = new QuotaLedger(this.ctx.storage.sql);
   private readonly holds = new QuotaHolds(this.ctx.storage.sql);
   // A blob whose bytes go (pruned, redacted) stops counting in the same transaction.
@@ -59,6 +77,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   private readonly written = new Map<string, string | number>();
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
+    if (this.#blocked) return this.#blocked;
     try {
       // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
       const before = this.journal.newestId();
@@ -89,6 +108,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
     limit: number,
     from = 0,
   ): Promise<Result<{ versions: Version[] }>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok({ versions: this.journal.history(path, before, limit, from).map(toVersion) });
     } catch {
@@ -98,6 +118,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** The newest version id so far (0 for none): a cap minted now sees only the versions after it. */
   async newestId(): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok(this.journal.newestId());
     } catch {
@@ -110,6 +131,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * not older than `from` (the cap's history floor); else `noSuchVersion`.
    */
   async find(id: string, scope: string, from = 0): Promise<Result<ScopedVersion>> {
+    if (this.#blocked) return this.#blocked;
     try {
       const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
@@ -128,6 +150,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** Redacts the version `id` within `scope`: its bytes (shared with any other row) go; the rows stay. */
   async redact(id: string, scope: string, from = 0): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
@@ -153,6 +176,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * holds at most its share of the root's watchers.
    */
   async watch(scope: string, since: number | null, capId: string): Promise<Result<ReadableStream<Uint8Array>>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.makeRoom(capId);
       const { backlog, cut } = this.backlog(scope, since);
@@ -168,6 +192,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * is accepted for hibernation, its backlog sent, then live events.
    */
   override async fetch(request: Request): Promise<Response> {
+    if (this.#blocked) return new Response(this.#blocked.error.message, { status: 503 });
     const asked = readSocketRequest(request);
     if (!asked) return new Response(null, { status: 400 });
     try {
@@ -182,6 +207,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** Closes the WebSocket watchers of one cap: its object asks when the cap is revoked or expires. */
   async closeWatchers(capId: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.sockets.closeCap(capId);
       return ok(null);
@@ -196,6 +222,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * commit of the write lets the hold go; `release` does if it failed.
    */
   async reserve(chain: QuotaRule[], path: string, length: number): Promise<Result<string>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return this.ctx.storage.transactionSync(() =>
         this.holds.admit(
@@ -214,6 +241,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   async release(hold: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.holds.release(hold);
       return ok(null);
@@ -223,14 +251,17 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   override webSocketMessage(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.refuseMessage(ws);
   }
 
   override webSocketClose(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.closed(ws);
   }
 
   override webSocketError(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.closed(ws);
   }
 
@@ -264,6 +295,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** What the subtree `prefix` holds (tracked from the first call on: shared/quota.ts). */
   async usage(prefix: string): Promise<Result<Usage>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok(this.ctx.storage.transactionSync(() => this.ledger.usage(prefix)));
     } catch {
@@ -272,11 +304,13 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   async keptBytes(): Promise<number> {
+    if (this.#blocked) return 0;
     return this.journal.keptBytes();
   }
 
   /** Destroys orphaned blobs, then prunes versions older than keepDays, a batch of each per run. */
   override async alarm(): Promise<void> {
+    if (this.#blocked) return;
     // The alarm that is running is no longer set.
     this.alarmAt = null;
     await this.dropOrphans();

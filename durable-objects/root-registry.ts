@@ -8,6 +8,7 @@ import type { Retention } from "../shared/retention.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
+import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
@@ -16,6 +17,10 @@ import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
+import { blockedBy, type Migration, migrateOnWake } from "./state-migrations.ts";
+
+/** The registry's migrations (state-migrations.ts): format 2 only stamps it, its `root:<id>` entries unchanged. */
+const REGISTRY_MIGRATIONS: readonly Migration[] = [{ to: 2, what: "the format stamp", up() {} }];
 
 /** Key prefix of the registry's entries: `root:<id>`. */
 const ROOT_KEY_PREFIX = "root:";
@@ -43,7 +48,20 @@ export interface RootRequest extends GrantRequest {
  * Like a cap, it stores token digests only.
  */
 export class RootRegistry extends DurableObject<ObjectEnv> {
+  /** The registry's format, checked (and its state migrated) before any call: state-migrations.ts. */
+  #blocked = blockedBy(migrateOnWake(this.ctx.storage, "registry", REGISTRY_MIGRATIONS, { stampEmpty: true }));
+
+  constructor(ctx: DurableObjectState, env: ObjectEnv) {
+    super(ctx, env);
+    // Its state reaches the bucket: the layout's format too, once per isolate (r2-format.ts).
+    if (!this.#blocked && !r2FormatChecked())
+      void ctx.blockConcurrencyWhile(async () => {
+        this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
+      });
+  }
+
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
+    if (this.#blocked) return this.#blocked;
     if (request.backend !== "r2" && request.backend !== "disk") return refuse("backendChoice");
     const backend: Backend = request.backend;
     const storage = selectStorage(this.env, backend);
@@ -105,6 +123,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
    * have a cursor; the cursor is the last id read, opaque to clients.
    */
   async listRoots(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<RootList>> {
+    if (this.#blocked) return this.#blocked;
     const limit = parseLimit(rawLimit);
     if (!limit.ok) return limit;
     const after = decodeCursor(rawCursor);
@@ -132,6 +151,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
   }
 
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     const record =
       typeof id === "string" ? await this.ctx.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + id) : undefined;
     if (!record) return refuse("noSuchRoot");
@@ -145,6 +165,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
   }
 
   async forgetRoot(id: string): Promise<null> {
+    if (this.#blocked) return null;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return null;
   }
