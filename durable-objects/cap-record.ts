@@ -82,6 +82,9 @@ export interface ChildRecord extends CapRef {
   expiresAt: number | null;
 }
 
+/** Where a cap's {@link Tombstone} is kept. */
+export const TOMBSTONE = "tombstone";
+
 /** Left behind while a revocation cascade still has descendants to reach. */
 export interface Tombstone {
   pending: CapRef[];
