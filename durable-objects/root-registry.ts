@@ -7,11 +7,12 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
+import type { Backend, MintedCap, ReissueStep, RootList } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
+import { LegacyReissue, type ReissueRequest } from "./legacy-reissue.ts";
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
@@ -29,6 +30,8 @@ interface RegisteredRoot extends CapRef {
   createdAt: number;
   expiresAt: number | null;
   retention?: Retention;
+  /** The format-0 root this one re-issues (legacy-reissue.ts); absent on minted roots. */
+  reissuedFrom?: string;
 }
 
 export interface RootRequest extends GrantRequest {
@@ -43,6 +46,10 @@ export interface RootRequest extends GrantRequest {
  * Like a cap, it stores token digests only.
  */
 export class RootRegistry extends DurableObject<ObjectEnv> {
+  private readonly legacy = new LegacyReissue(this.ctx.storage, () => this.env);
+  /** Re-issue steps run one at a time: two admins' runs would otherwise interleave at every await. */
+  private reissuing: Promise<unknown> = Promise.resolve();
+
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
     if (request.backend !== "r2" && request.backend !== "disk") return refuse("backendChoice");
     const backend: Backend = request.backend;
@@ -142,6 +149,13 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return outcome;
+  }
+
+  /** One bounded step of re-issuing the caps of state format 0 (legacy-reissue.ts, docs/upgrading.md). */
+  async reissueLegacy(request: ReissueRequest, origin: string): Promise<Result<ReissueStep>> {
+    const step = this.reissuing.then(() => this.legacy.step(request, origin).catch(() => refuse("unavailable")));
+    this.reissuing = step;
+    return step;
   }
 
   async forgetRoot(id: string): Promise<null> {
