@@ -14,8 +14,9 @@
  */
 import { env, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { CapRecord } from "../../durable-objects/cap-record.ts";
 import { capObjectStub, rootRegistryStub } from "../../durable-objects/object-stubs.ts";
-import { base32, digestToken } from "../../shared/token.ts";
+import { base32, digestToken, reissuedToken } from "../../shared/token.ts";
 import type { ReissuedCap, ReissueStep } from "../../shared/wire-types.ts";
 import { ADMIN, call, cap, errorCode, mintRoot } from "./vault.ts";
 
@@ -323,5 +324,33 @@ describe("capvault reissue-legacy (POST /admin/reissue-legacy)", () => {
       expect((await cap(tokenOf(url!)).info()).status).toBe(200);
     }
     expect(await bytes(await cap(tokenOf(rows.get(grandchild.id)!)).read("b.md"))).toBe("deeper bytes");
+  });
+
+  it("a run cut inside a unit, after the new object took its record, finishes without a second copy of anything", async () => {
+    const { root, child } = await format0Tree("legacy/cut/");
+    // What a step killed right after the root's new object took its record leaves behind.
+    const token = await reissuedToken(env.CAPVAULT_TOKEN_KEY, root.key);
+    if (!token.ok) throw new Error(token.error.message);
+    const fresh = await digestToken(token.value);
+    const record = await runInDurableObject(capObjectStub(env, root.key), (_i, state) =>
+      state.storage.get<CapRecord>("cap"),
+    );
+    if (!record) throw new Error("the format-0 root has no record");
+    const early = await capObjectStub(env, fresh.key).adoptReissued(
+      { ...record, id: fresh.id, key: fresh.key, parent: null, depth: 0, reissuedFrom: root.id },
+      [],
+    );
+    expect(early.ok && early.value).toBe("made");
+    const rows = await reissueAll(new Date().toISOString());
+    const newRoot = rows.find((r) => r.oldId === root.id)!;
+    expect(newRoot.url).toBe(`https://vault.test/object/${token.value}`);
+    const r = cap(token.value);
+    const audit = (await (await call("GET", `/object/${r.token}/audit?limit=50`)).json()) as {
+      entries: { op: string }[];
+    };
+    expect(audit.entries.filter((e) => e.op === "reissue")).toHaveLength(1);
+    const children = (await (await r.children()).json()) as { children: { id: string }[] };
+    expect(children.children.map((c) => c.id)).toEqual([rows.find((x) => x.oldId === child.id)!.id]);
+    expect(await bytes(await r.read("top.txt"))).toBe("top");
   });
 });
