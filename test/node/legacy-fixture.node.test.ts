@@ -10,6 +10,7 @@ import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AdminClient } from "../../clients/typescript/admin-client.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { refusal } from "../../shared/refusals.ts";
 import { digestToken } from "../../shared/token.ts";
@@ -78,7 +79,18 @@ describe("a format-0 vault opened by today's launcher", () => {
     expect(cutoff).toBeGreaterThan(Date.parse(manifest.builtAt));
   });
 
-  it("capvault reissue-legacy re-issues the live caps of both backends and says so only to the admin", async () => {
+  it("refuses a bad --minted-before before asking the vault", async () => {
+    const run = await reissue("--minted-before", "last tuesday");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--minted-before takes an ISO 8601 time");
+  });
+
+  it("capvault reissue-legacy re-issues the live caps of both backends, also after a kill -9 between its steps", async () => {
+    // A run's first step, whose answer never reached anyone: the vault is killed before it is acknowledged.
+    const first = await new AdminClient(vault.url, manifest.adminToken).reissueLegacyStep();
+    expect(first.reissued.length).toBeGreaterThan(0);
+    await vault.kill();
+    await vault.restart();
     const run = await reissue("--json");
     expect(run.code).toBe(0);
     const printed = JSON.parse(run.out) as { reissued: ReissuedCap[] };
@@ -100,8 +112,10 @@ describe("a format-0 vault opened by today's launcher", () => {
       for (const c of [b.revoked.child, b.revoked.grandchild, b.expiring]) expect(rows.has(c.id), c.id).toBe(false);
     }
     expect(rows.size).toBe(launcher.length + 8);
+    // What the lost answer held is handed again, with the same URLs.
+    for (const cap of first.reissued) expect(rowOf(cap.oldId).url).toBe(cap.url);
     expect(run.stderr).toBe(`re-issued ${rows.size} caps of state format 0; their old tokens open nothing now\n`);
-  });
+  }, 120_000);
 
   it("the new caps reach the same files with the same rights and tree, and history goes on", async () => {
     for (const backend of BACKENDS) {
