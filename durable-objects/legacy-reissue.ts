@@ -3,6 +3,7 @@ import { ok, type Result } from "../shared/result.ts";
 import { digestToken, reissuedToken } from "../shared/token.ts";
 import type { ReissuedCap, ReissueStep } from "../shared/wire-types.ts";
 import type { AuditLog, AuditRow } from "./audit-log.ts";
+import { RECORD } from "./cap-authorize.ts";
 import type { CapRecord, CapRef, ChildRecord } from "./cap-record.ts";
 import { CHILD, CHILD_COUNT, chunks, orderKey } from "./child-index.ts";
 import type { ObjectEnv } from "./object-env.ts";
@@ -60,12 +61,13 @@ const CHILD_PAGE = 100;
 /** The cap object's side: it answers only for a live record of format 0's shape. */
 export const legacyObject = {
   async record(storage: DurableObjectStorage, log: AuditLog, live: CapRecord | null): Promise<LegacyRecord> {
+    // A revocation under way (its tombstone, cap-revocation.ts) has already killed this cap.
     if (!live || !isFormat0Record(live) || (await storage.get("tombstone"))) return { record: null, audit: [] };
     return { record: live, audit: log.rows() };
   },
 
   async children(storage: DurableObjectStorage, after: string | null): Promise<LegacyChildren> {
-    const cap = await storage.get("cap");
+    const cap = await storage.get(RECORD);
     if (!isFormat0Record(cap)) return { children: [], cursor: null };
     const page = await storage.list<ChildRecord>({
       prefix: CHILD,
@@ -89,13 +91,13 @@ export const legacyObject = {
     record: CapRecord,
     audit: AuditRow[],
   ): Promise<Result<AdoptOutcome>> {
-    const existing = await storage.get<CapRecord>("cap");
+    const existing = await storage.get<CapRecord>(RECORD);
     if (existing) return existing.reissuedFrom === record.reissuedFrom ? ok("exists") : refuse("capExists");
     if (tombstoned) return ok("gone");
     // No await between these writes: the record, its alarm and the audit commit together.
     log.adopt(audit);
     log.record("reissue", null, ok(null), record.reissuedFrom ?? null);
-    const put = storage.put("cap", record);
+    const put = storage.put(RECORD, record);
     if (record.expiresAt !== null) await Promise.all([put, storage.setAlarm(record.expiresAt)]);
     else await put;
     return ok("made");
@@ -113,7 +115,7 @@ export const legacyObject = {
 
   /** Wipes a format-0 object once its cap is re-issued; any other live cap is left alone. */
   async retire(storage: DurableObjectStorage): Promise<null> {
-    const cap = await storage.get("cap");
+    const cap = await storage.get(RECORD);
     if (cap !== undefined && !isFormat0Record(cap)) return null;
     await storage.deleteAll();
     await storage.deleteAlarm();
