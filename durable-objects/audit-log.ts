@@ -13,7 +13,15 @@ const MAX_PATH = 256;
 const TABLE = "audit_log";
 /** Every table the log has used (the first one, `audit`, is carried over by the format 2 migration). */
 export const AUDIT_TABLES: readonly string[] = [TABLE, "audit"];
-type Row = { at: number; op: string; path: string | null; outcome: string; child: string | null; count: number };
+export type AuditRow = {
+  at: number;
+  op: string;
+  path: string | null;
+  outcome: string;
+  child: string | null;
+  count: number;
+};
+type Row = AuditRow;
 
 /**
  * A bounded log in the cap's own SQLite storage. It lives and dies with the
@@ -66,6 +74,33 @@ export class AuditLog {
       .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
       .toArray()
       .map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+
+  /** Every line kept, oldest first (at most KEEP_DONE + KEEP_REFUSED): what a re-issued cap carries over. */
+  rows(): AuditRow[] {
+    // A format-0 object is split at its wake (cap-migrations.ts); this covers one whose
+    // old table appeared after it (the re-issue reads old objects, and tests plant them).
+    splitLegacyAudit(this.sql);
+    if (!this.exists(TABLE)) return [];
+    return this.sql
+      .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq`)
+      .toArray()
+      .map((row) => ({ ...row }));
+  }
+
+  /** Appends `rows` as they were (times and counts kept), before any line of this log's own. */
+  adopt(rows: readonly AuditRow[]): void {
+    this.ensureTable();
+    for (const r of rows.slice(-(KEEP_DONE + KEEP_REFUSED)))
+      this.sql.exec(
+        `INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`,
+        r.at,
+        r.op,
+        r.path,
+        r.outcome,
+        r.child,
+        r.count,
+      );
   }
 
   /** Drops the log: a revoked cap keeps no history, even while its cascade is unfinished. */

@@ -53,6 +53,12 @@ export interface CapRecord {
    * Absent or null: a bearer cap (every cap minted before binding).
    */
   holder?: { jkt: string } | null;
+  /**
+   * The public id of the format-0 cap this one re-issues (`capvault
+   * reissue-legacy`, durable-objects/legacy-reissue.ts); absent on every
+   * minted cap.
+   */
+  reissuedFrom?: string;
 }
 
 /**
