@@ -134,8 +134,8 @@ describe("a kill -9 while a format 1 vault's objects migrate", () => {
     vault = undefined;
   });
 
-  // Moments after the burst starts: before any object woke, among the first wakes, in the thick of them, after.
-  it.each([0, 15, 60, 250])(
+  // Moments after the burst starts: before any object woke, and in the thick of the first wakes.
+  it.each([0, 40])(
     "killed %i ms into the burst: the restart serves everything, no object is half-migrated",
     async (delay) => {
       vault = await startTestVault({
@@ -148,12 +148,13 @@ describe("a kill -9 while a format 1 vault's objects migrate", () => {
       expectNoMix(vault.state);
       await vault.restart();
       await expectWhole(vault);
-      // Everything the checks woke is now format 2, whole.
-      await vault.restart();
-      await expectWhole(vault);
+      // Killed again once the checks woke everything: what they woke is format 2, whole.
+      await vault.kill();
       expectNoMix(vault.state);
       const migrated = Object.values(capObjects(vault.state)).filter((o) => o.format === 2);
-      expect(migrated.length).toBeGreaterThan(0);
+      expect(migrated.length).toBeGreaterThanOrEqual(6);
     },
+    // Two launcher starts (each bundles the worker: about 10 s of CPU on a loaded 2-core machine).
+    180_000,
   );
 });
