@@ -13,7 +13,14 @@ const MAX_PATH = 256;
 const TABLE = "audit_log";
 /** Every table the log has used (the first one, `audit`, is carried over and dropped on first use). */
 export const AUDIT_TABLES: readonly string[] = [TABLE, "audit"];
-type Row = { at: number; op: string; path: string | null; outcome: string; child: string | null; count: number };
+export type AuditRow = {
+  at: number;
+  op: string;
+  path: string | null;
+  outcome: string;
+  child: string | null;
+  count: number;
+};
 
 /**
  * A bounded log in the cap's own SQLite storage. It lives and dies with the
@@ -64,9 +71,35 @@ export class AuditLog {
     if (!this.exists(TABLE) && !this.exists("audit")) return [];
     this.ensureTable();
     return this.sql
-      .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
+      .exec<AuditRow>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
       .toArray()
       .map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+
+  /** Every kept line, oldest first, as stored (`at` in ms): what an export carries (at most 1,100 lines). */
+  rows(): AuditRow[] {
+    if (!this.exists(TABLE) && !this.exists("audit")) return [];
+    this.ensureTable();
+    return this.sql
+      .exec<AuditRow>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq`)
+      .toArray()
+      .map((row) => ({ ...row }));
+  }
+
+  /** Replaces the log with `rows` (oldest first): an import's, so a re-run leaves one copy. */
+  replaceRows(rows: readonly AuditRow[]): void {
+    this.clear();
+    this.ensureTable();
+    for (const row of rows)
+      this.sql.exec(
+        `INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`,
+        row.at,
+        row.op,
+        row.path,
+        row.outcome,
+        row.child,
+        row.count,
+      );
   }
 
   /** Drops the log: a revoked cap keeps no history, even while its cascade is unfinished. */

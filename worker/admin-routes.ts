@@ -4,6 +4,7 @@ import { parseGrantRequest } from "../shared/grant-request.ts";
 import { refusal } from "../shared/refusals.ts";
 import { parseRetention } from "../shared/retention.ts";
 import { secretsEqual } from "../shared/token.ts";
+import { addTransferRoutes } from "./admin-transfer-routes.ts";
 import { type AppEnv, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody, SMALL_JSON_BYTES } from "./json-body.ts";
@@ -56,3 +57,6 @@ adminRoutes.get("/roots", async (c) => {
 adminRoutes.delete("/roots/:id", async (c) => {
   return revokeResponse(await rootRegistryStub(c.env).revokeRoot(c.req.param("id")));
 });
+
+// Vault export and import (docs/export-import.md): behind the same admin check.
+addTransferRoutes(adminRoutes);
