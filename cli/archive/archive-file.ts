@@ -126,10 +126,9 @@ export class RecordReader {
     try {
       head = JSON.parse(line.toString("utf8")) as RecordHead;
     } catch {
-      throw new ArchiveError("archive_corrupt", `record ${this.#count + 1} of the archive is not a record header`);
+      throw this.#notAHeader();
     }
-    if (typeof head !== "object" || head === null || typeof head.t !== "string")
-      throw new ArchiveError("archive_corrupt", `record ${this.#count + 1} of the archive is not a record header`);
+    if (typeof head !== "object" || head === null || typeof head.t !== "string") throw this.#notAHeader();
     if (head.t === "end") {
       const digest = this.#hash.digest("hex");
       if (head.records !== this.#count || head.sha256 !== digest)
@@ -145,6 +144,12 @@ export class RecordReader {
       throw new ArchiveError("archive_corrupt", `record ${this.#count} of the archive has a bad length`);
     this.#pending = len;
     return head;
+  }
+
+  #notAHeader(): ArchiveError {
+    return this.#count === 0
+      ? new ArchiveError("not_an_archive", "this file is not a capvault archive")
+      : new ArchiveError("archive_corrupt", `record ${this.#count + 1} of the archive is not a record header`);
   }
 
   /** The current record's bytes, as they are read (each piece at most 256 KiB). */

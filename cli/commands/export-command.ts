@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { unlink } from "node:fs/promises";
+import { ARCHIVE_FORMAT } from "../../shared/archive-format.ts";
 import { ARCHIVE_MAGIC, ArchiveWriter } from "../archive/archive-file.ts";
 import { exportPassphrase, PASSPHRASE_OPTIONS } from "../archive/passphrase.ts";
 import { Progress } from "../archive/progress.ts";
@@ -58,7 +59,7 @@ export const exportCommand: CommandSpec = {
       await writer.record({
         t: "header",
         magic: ARCHIVE_MAGIC,
-        archiveFormat: 1,
+        archiveFormat: ARCHIVE_FORMAT,
         stateFormat: state.stateFormat,
         release: state.release,
         archiveId: randomBytes(16).toString("hex"),
