@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FetchLike } from "../clients/typescript/types.ts";
+import { RELEASE, STATE_FORMAT } from "../shared/state-format.ts";
 import { runInProcess } from "../test/cli-test-io.ts";
 import { ARGUMENT_WARNING } from "./cap-source.ts";
 import { COMMANDS } from "./command-table.ts";
@@ -28,6 +29,19 @@ function fake(answer: (url: URL, init: RequestInit | undefined) => Response | Pr
   };
   return { fetch, calls };
 }
+
+describe("--version", () => {
+  it("prints the release and the state format this build writes, exit 0; --json as an object", async () => {
+    const run = await runInProcess(["--version"]);
+    expect(run.code).toBe(0);
+    expect(run.out).toBe(`capvault ${RELEASE} (state format ${STATE_FORMAT})\n`);
+    expect((await runInProcess(["-V"])).out).toBe(run.out);
+    expect(JSON.parse((await runInProcess(["--version", "--json"])).out)).toEqual({
+      release: RELEASE,
+      stateFormat: STATE_FORMAT,
+    });
+  });
+});
 
 describe("help", () => {
   it("top-level --help lists every command and the exit codes, exit 0", async () => {

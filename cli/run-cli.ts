@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { isCapError } from "../clients/typescript/cap-error.ts";
+import { RELEASE, STATE_FORMAT } from "../shared/state-format.ts";
 import { CAP_FILE_OPTION, takesCap } from "./cap-source.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { CommandInput, CommandSpec } from "./command-spec.ts";
@@ -27,6 +28,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (name === undefined) {
     io.stderr.write(topLevelHelp());
     return EXIT.usage;
+  }
+  if (name === "--version" || name === "-V") {
+    // The release and the newest state format this build reads and writes (docs/state-format.md).
+    io.stdout.write(
+      args.includes("--json")
+        ? `${jsonText({ release: RELEASE, stateFormat: STATE_FORMAT })}\n`
+        : `capvault ${RELEASE} (state format ${STATE_FORMAT})\n`,
+    );
+    return EXIT.ok;
   }
   if (name === "--help" || name === "-h" || name === "help") {
     const topic = name === "help" ? args[0] : undefined;

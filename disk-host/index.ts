@@ -26,6 +26,7 @@ import { DISK_SECRET_HEADER } from "../storage-adapters/disk-protocol.ts";
 import { TREE_WALK_BUDGET } from "../storage-adapters/tree-page.ts";
 import { type UploadLimits, UploadSlots } from "../storage-adapters/upload-limits.ts";
 import { inDir, OPEN_NOFOLLOW } from "./beneath.ts";
+import { checkDiskFormat } from "./format-stamp.ts";
 import { errnoOf } from "./fs-errors.ts";
 import type { HostContext, WalkBudget } from "./host-context.ts";
 import { dropBody, type HostAnswer, type HostRequest, jsonAnswer, toResponse } from "./host-request.ts";
@@ -93,16 +94,20 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
   mkdirSync(baseDir, { recursive: true, mode: dirMode });
   if (!statSync(baseDir).isDirectory()) throw new Error("the disk root (CAPVAULT_DISK_ROOT) is not a folder");
 
-  const ready = openContext(
-    baseDir,
-    fileMode,
-    dirMode,
-    { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads },
-    {
-      files: smallerBound(options.walkBudget?.files, TREE_WALK_BUDGET),
-      folders: smallerBound(options.walkBudget?.folders, FOLDER_BUDGET),
-    },
-  );
+  // Before anything in the folder is read or swept: state of a newer format is never touched (format-stamp.ts).
+  const format = checkDiskFormat(baseDir);
+  const ready = !format.ok
+    ? Promise.reject(new Error("state format"))
+    : openContext(
+        baseDir,
+        fileMode,
+        dirMode,
+        { ...DISK_HOST_UPLOAD_LIMITS, ...options.uploads },
+        {
+          files: smallerBound(options.walkBudget?.files, TREE_WALK_BUDGET),
+          folders: smallerBound(options.walkBudget?.folders, FOLDER_BUDGET),
+        },
+      );
   ready.catch(() => undefined); // surfaced by cleanStaleTemps and as "unavailable"
   // Paths name held folders by descriptor number (/proc/self/fd/N), so the
   // base and meta descriptors may only close once no call is using them;
@@ -114,6 +119,10 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
     if (!secretMatches(request.headers.get(DISK_SECRET_HEADER))) {
       await dropBody(request.body);
       return jsonAnswer(refuse("unavailable"));
+    }
+    if (!format.ok) {
+      await dropBody(request.body);
+      return jsonAnswer(format);
     }
     const ctx = closing ? null : await ready.catch(() => null);
     if (!ctx || closing) {
@@ -131,6 +140,7 @@ export function createDiskHost(options: DiskHostOptions): DiskHost {
     serve,
     fetch: async (request) => toResponse(await serve(request)),
     async cleanStaleTemps() {
+      if (!format.ok) return;
       await cleanStaleTemps(await ready);
     },
     async close() {

@@ -11,7 +11,7 @@ export const KEEP_DONE = 1000;
 export const KEEP_REFUSED = 100;
 const MAX_PATH = 256;
 const TABLE = "audit_log";
-/** Every table the log has used (the first one, `audit`, is carried over and dropped on first use). */
+/** Every table the log has used (the first one, `audit`, is carried over by the format 2 migration). */
 export const AUDIT_TABLES: readonly string[] = [TABLE, "audit"];
 export type AuditRow = {
   at: number;
@@ -68,8 +68,7 @@ export class AuditLog {
   }
 
   recent(limit: number): AuditEntry[] {
-    if (!this.exists(TABLE) && !this.exists("audit")) return [];
-    this.ensureTable();
+    if (!this.exists(TABLE)) return [];
     return this.sql
       .exec<AuditRow>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
       .toArray()
@@ -110,20 +109,34 @@ export class AuditLog {
 
   private ensureTable(): void {
     // Created on demand: revocation's deleteAll() drops every table.
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT,
-      count INTEGER NOT NULL DEFAULT 1)`);
-    // The table before refusals were kept apart: carry its lines over once.
-    if (this.exists("audit")) {
-      this.sql.exec(
-        `INSERT INTO ${TABLE} (at, op, path, outcome, child) SELECT at, op, path, outcome, child FROM audit ORDER BY seq`,
-      );
-      this.sql.exec("DROP TABLE audit");
-    }
+    createAuditTable(this.sql);
   }
 
   private exists(name: string): boolean {
     return this.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name).toArray().length > 0;
   }
+}
+
+function createAuditTable(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT,
+      count INTEGER NOT NULL DEFAULT 1)`);
+}
+
+/**
+ * Format 1 → 2 (durable-objects/cap-migrations.ts): a cap's log from before
+ * refusals were kept apart (the table `audit`) becomes the split table. It
+ * was carried over on the log's first use; now the migration does it once.
+ */
+export function splitLegacyAudit(sql: SqlStorage): void {
+  if (sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").toArray().length === 0) return;
+  createAuditTable(sql);
+  // Run to its end (`toArray`): a cursor left open keeps `audit` locked against the DROP.
+  sql
+    .exec(
+      `INSERT INTO ${TABLE} (at, op, path, outcome, child) SELECT at, op, path, outcome, child FROM audit ORDER BY seq`,
+    )
+    .toArray();
+  sql.exec("DROP TABLE audit");
 }

@@ -13,6 +13,7 @@ import type {
   Stat,
   WriteResult,
 } from "../shared/wire-types.ts";
+import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import type { ReadOutcome, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
 import { AuditLog } from "./audit-log.ts";
 import { CapAudit } from "./cap-audit.ts";
@@ -25,6 +26,7 @@ import type { StorageGrant } from "./cap-grant.ts";
 import { CapHistory } from "./cap-history.ts";
 import { capHost } from "./cap-host.ts";
 import { CapMcpSessions, type SubscribeOutcome } from "./cap-mcp-sessions.ts";
+import { CAP_MIGRATIONS } from "./cap-migrations.ts";
 import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, isoOrNull } from "./cap-record.ts";
@@ -37,6 +39,7 @@ import type { DelegationChild } from "./delegation-tree.ts";
 import { type HolderAdmission, HolderProofs } from "./holder-binding.ts";
 import type { CapExport } from "./import-check.ts";
 import type { ObjectEnv } from "./object-env.ts";
+import { blockedBy, migrateOnWake, type Refused, stampFormat } from "./state-migrations.ts";
 
 export { AUDITED_REFUSALS } from "./cap-audit.ts";
 export type { ReadGrant, RevokeOutcome, WriteFileHeaders };
@@ -87,6 +90,24 @@ export class CapObject extends DurableObject<ObjectEnv> {
   private readonly transfer = new CapTransfer(this.host, this.gate, this.log, this.revocation);
   /** 2025-era MCP sessions' resource subscriptions (worker/mcp/mcp-subscriptions.ts): in memory, bounded. */
   private readonly mcpSessions = new CapMcpSessions(this.gate);
+  /**
+   * The refusal every call answers when this object's state could not be
+   * brought to this build's format: newer than the build (never written to),
+   * or a migration that failed (rolled back whole). `null`: the state is current.
+   */
+  #blocked: Refused | null;
+
+  constructor(ctx: DurableObjectState, env: ObjectEnv) {
+    super(ctx, env);
+    // Before any request: synchronous storage only, so nothing interleaves (state-migrations.ts).
+    const wake = migrateOnWake(ctx.storage, "cap", CAP_MIGRATIONS, { stampEmpty: false });
+    this.#blocked = blockedBy(wake);
+    // A cap with state reaches the bucket: its layout's format too, once per isolate (r2-format.ts).
+    if (wake.ok && wake.value.from !== null && !r2FormatChecked())
+      void ctx.blockConcurrencyWhile(async () => {
+        this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
+      });
+  }
 
   // ---- lifecycle -------------------------------------------------------
 
@@ -99,8 +120,11 @@ export class CapObject extends DurableObject<ObjectEnv> {
    * undo it (its own answer lost, or its object reset).
    */
   async init(record: CapRecord): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     if (await this.ctx.storage.get(RECORD)) return refuse("capExists");
     if (await this.revocation.tombstoned()) return refuse("capExists");
+    // A new cap's object woke empty, with no format: its first write says which (state-migrations.ts).
+    stampFormat(this.ctx.storage, "cap");
     await this.ctx.storage.put(RECORD, record);
     if (record.expiresAt !== null) await this.ctx.storage.setAlarm(record.expiresAt);
     return ok(null);
@@ -108,6 +132,7 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** `withUsage`: also the usage of the cap's subtree, a call to its root's journal (`GET /object/<token>`). */
   async describe(withUsage = false): Promise<Result<CapInfo>> {
+    if (this.#blocked) return this.#blocked;
     const cap = await this.gate.live();
     if (!cap) return noSuchCap();
     const quota = withUsage ? await quotaInfo(this.env, cap) : { limits: effectiveLimits(cap.quotas) };
@@ -127,36 +152,43 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** The holder revokes this cap: it and every descendant, then its parent forgets it. */
   async revoke(): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.revocation.revoke();
   }
 
   /** A parent (or the registry) revokes this subtree. Idempotent: a dead cap succeeds at once. */
   async revokeSubtree(): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return ok(await this.revocation.cascade());
   }
 
   async forgetChild(id: string): Promise<null> {
+    if (this.#blocked) return null;
     return this.children.forgetChild(id);
   }
 
   /** Expiry, and the retries of an unfinished revocation (cap-revocation.ts). */
   override async alarm(): Promise<void> {
+    if (this.#blocked) return;
     await this.revocation.alarm();
   }
 
   // ---- files (cap-files.ts) ---------------------------------------------
 
   async readFile(rawPath: string | null, options: StorageReadOptions): Promise<Result<ReadOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.readFile(rawPath, options);
   }
 
   /** Decides a read and hands the worker what it needs to perform it (see {@link CapFiles.grantRead}). */
   async grantRead(rawPath: string | null): Promise<Result<ReadGrant>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.grantRead(rawPath);
   }
 
   /** The worker's granted read was refused by storage: audit it as a refusal of {@link readFile} would be. */
   async auditReadRefusal(rawPath: string | null, refusal: CapFailure): Promise<null> {
+    if (this.#blocked) return null;
     return this.files.auditReadRefusal(rawPath, refusal);
   }
 
@@ -165,24 +197,29 @@ export class CapObject extends DurableObject<ObjectEnv> {
     body: ReadableStream<Uint8Array>,
     request: WriteFileHeaders,
   ): Promise<Result<WriteResult>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.writeFile(rawPath, body, request);
   }
 
   async deleteFile(rawPath: string | null): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.deleteFile(rawPath);
   }
 
   async statPath(rawPath: string | null): Promise<Result<Stat>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.statPath(rawPath);
   }
 
   /** Makes a folder that stays while empty: MCP's `create_directory` (see {@link CapFiles.makeFolder}). */
   async makeFolder(rawPath: string | null): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.makeFolder(rawPath);
   }
 
   /** Removes an empty folder (see {@link CapFiles.removeFolder}). */
   async removeFolder(rawPath: string | null): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.removeFolder(rawPath);
   }
 
@@ -192,59 +229,71 @@ export class CapObject extends DurableObject<ObjectEnv> {
     rawLimit: string | null,
     rawDepth: string | null = null,
   ): Promise<Result<ListPage>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.listDir(rawPath, rawCursor, rawLimit, rawDepth);
   }
 
   async movePath(rawFrom: string | null, rawTo: string | null, overwrite: boolean): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.files.movePath(rawFrom, rawTo, overwrite);
   }
 
   /** Decides a content search and hands the worker the folder to scan (cap-search.ts). */
   async grantSearch(rawPath: string | null): Promise<Result<StorageGrant>> {
+    if (this.#blocked) return this.#blocked;
     return grantSearch(this.gate, this.audit, rawPath);
   }
 
   // ---- versions and watches (cap-history.ts) ------------------------------
 
   async listVersions(rawPath: string | null, rawCursor: string | null, rawLimit: string | null) {
+    if (this.#blocked) return this.#blocked;
     return this.history.listVersions(rawPath, rawCursor, rawLimit);
   }
 
   async readVersion(rawId: string): Promise<Result<VersionBody>> {
+    if (this.#blocked) return this.#blocked;
     return this.history.readVersion(rawId);
   }
 
   /** Writes a version's bytes back to its path through the normal write path, and answers that path. */
   async restoreVersion(rawId: string): Promise<Result<WriteResult & { path: string }>> {
+    if (this.#blocked) return this.#blocked;
     return this.history.restoreVersion(rawId);
   }
 
   /** The change feed of this cap's subtree, from the root's journal; closed when the cap is revoked or expires. */
   async watch(rawSince: string | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    if (this.#blocked) return this.#blocked;
     return this.history.watch(rawSince);
   }
 
   /** A WebSocket watcher of this cap's subtree, for the worker to hand to the root's journal (cap-watch-socket.ts). */
   async watchSocket(rawSince: string | null): Promise<Result<WatchSocketGrant>> {
+    if (this.#blocked) return this.#blocked;
     return this.history.watchSocket(rawSince);
   }
 
   async redactVersion(rawId: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.history.redactVersion(rawId);
   }
 
   // ---- MCP resource subscriptions (cap-mcp-sessions.ts) --------------------
 
   async mcpSubscribe(session: string, rawPath: string, uri: string): Promise<Result<SubscribeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.mcpSessions.subscribe(session, rawPath, uri);
   }
 
   async mcpUnsubscribe(session: string, uri: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.mcpSessions.unsubscribe(session, uri);
   }
 
   /** The watch feed of a 2025-era MCP session's GET stream, cut to what it subscribed to. */
   async mcpSessionFeed(session: string, rawSince: string | null): Promise<Result<ReadableStream<Uint8Array>>> {
+    if (this.#blocked) return this.#blocked;
     const feed = await this.history.watch(rawSince);
     return feed.ok ? ok(this.mcpSessions.feed(session, feed.value)) : feed;
   }
@@ -253,34 +302,41 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** Mints a child cap: a subtree (or the same root) with no more rights and no later expiry. */
   async mintChild(request: GrantRequest, origin: string): Promise<Result<MintedCap>> {
+    if (this.#blocked) return this.#blocked;
     return this.minting.mintChild(request, origin);
   }
 
   async listChildren(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<ChildPage>> {
+    if (this.#blocked) return this.#blocked;
     return this.children.listChildren(rawCursor, rawLimit);
   }
 
   /** The delegation tree below this cap, ids only, within fixed bounds (durable-objects/delegation-tree.ts). */
   async tree(): Promise<Result<CapTree>> {
+    if (this.#blocked) return this.#blocked;
     return this.children.tree();
   }
 
   /** Revokes a cap anywhere below this one (as far as `tree` reaches), with its subtree. */
   async revokeDescendant(id: string): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.children.revokeDescendant(id);
   }
 
   /** For an ancestor's tree walk only (objects call it, no route does): a dead cap has no children. */
   async delegationChildren(limit: number): Promise<Result<DelegationChild[]>> {
+    if (this.#blocked) return this.#blocked;
     return this.children.delegationChildren(limit);
   }
 
   async revokeChild(id: string): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.children.revokeChild(id);
   }
 
   /** The newest audit lines of this cap, newest first. Needs no right: it is the holder's own history. */
   async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
+    if (this.#blocked) return this.#blocked;
     return this.audit.trail(rawLimit);
   }
 
@@ -288,52 +344,63 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** For an admin export only (no cap route calls it): record, children and audit in one moment; null when dead. */
   async exportState(): Promise<Result<CapExport | null>> {
+    if (this.#blocked) return this.#blocked;
     return this.transfer.exportState();
   }
 
   /** For an admin import only: stores the cap staged, not live, until the registry's commit. */
   async stageImport(state: unknown): Promise<Result<"staged" | "live">> {
+    if (this.#blocked) return this.#blocked;
     return this.transfer.stage(state);
   }
 
   /** The registry's import commit: the staged record becomes the live one. */
   async commitImport(): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.transfer.commit();
   }
 
   // ---- WebDAV locks (cap-dav-locks.ts) -------------------------------------
 
   async davLock(rawPath: string | null, request: LockRequest): Promise<Result<DavLock>> {
+    if (this.#blocked) return this.#blocked;
     return this.davLocks.lock(rawPath, request, Date.now());
   }
 
   async davRefreshLock(rawPath: string | null, token: string, seconds: number): Promise<Result<DavLock>> {
+    if (this.#blocked) return this.#blocked;
     return this.davLocks.refresh(rawPath, token, seconds, Date.now());
   }
 
   async davUnlock(rawPath: string | null, token: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.davLocks.unlock(rawPath, token, Date.now());
   }
 
   async davActiveLocks(): Promise<Result<DavLock[]>> {
+    if (this.#blocked) return this.#blocked;
     return this.davLocks.active(Date.now());
   }
 
   async davDropLocks(rawPath: string | null): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.davLocks.drop(rawPath, Date.now());
   }
 
   // ---- WebDAV dead properties (cap-dav-props.ts, issue 26) -----------------
 
   async davPatchProps(rawPath: string | null, ops: PropOp[]): Promise<Result<PatchOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return this.davProps.patch(rawPath, ops);
   }
 
   async davGetProps(rawPaths: string[]): Promise<Result<DeadProp[][]>> {
+    if (this.#blocked) return this.#blocked;
     return this.davProps.get(rawPaths);
   }
 
   async davDropProps(rawPath: string | null): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.davProps.drop(rawPath);
   }
 
@@ -343,11 +410,13 @@ export class CapObject extends DurableObject<ObjectEnv> {
     move: boolean,
     subtree: boolean,
   ): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     return this.davProps.carry(rawFrom, rawTo, move, subtree);
   }
 
   /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */
   async admitHolder(admission: HolderAdmission, now: number): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     await this.holderProofs.ready();
     return this.holderProofs.admit(await this.gate.live(), admission, now);
   }
@@ -362,6 +431,7 @@ export class CapObject extends DurableObject<ObjectEnv> {
     method: string,
     args: unknown[],
   ): Promise<{ admitted: Result<null>; value: unknown }> {
+    if (this.#blocked) return { admitted: this.#blocked, value: null };
     const admitted = await this.admitHolder(admission, now);
     if (!admitted.ok) return { admitted, value: null };
     const call = NOT_A_REQUEST_CALL.has(method) ? null : (this as unknown as Record<string, unknown>)[method];

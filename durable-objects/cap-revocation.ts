@@ -8,6 +8,7 @@ import { CHILD, CHILD_COUNT, chunks } from "./child-index.ts";
 import { holdsOnly } from "./leaf-state.ts";
 import { capObjectStub, rootRegistryStub } from "./object-stubs.ts";
 import { revokeChildren } from "./revocation-cascade.ts";
+import { FORMAT_TABLE } from "./state-migrations.ts";
 
 /** Left where a revocation reached: refuses a late init and holds the parent until the alarm clears it. */
 const TOMBSTONE = "tombstone";
@@ -117,7 +118,10 @@ export class CapRevocation {
     }
     // A cap with no children that holds nothing else is left empty by its kill,
     // so it needs no tombstone and no alarm (each a commit of its own).
-    const leaf = !earlier && !children && (await holdsOnly(this.host.storage, [RECORD, CHILD_COUNT], AUDIT_TABLES));
+    const leaf =
+      !earlier &&
+      !children &&
+      (await holdsOnly(this.host.storage, [RECORD, CHILD_COUNT], [...AUDIT_TABLES, FORMAT_TABLE]));
     // The kill: storage calls only, nothing else awaited between them, so
     // they land in one commit and a crash leaves the cap whole or dead.
     const tombstone: Tombstone = { pending: [], parent: cap?.parent ?? earlier?.parent ?? null };
@@ -127,6 +131,8 @@ export class CapRevocation {
     const legacy = (earlier?.pending ?? []).map((ref): [string, CapRef] => [CHILD + ref.id, ref]);
     for (const batch of chunks(legacy, 128)) await this.host.storage.put(Object.fromEntries(batch));
     this.log.clear();
+    // A leaf is left empty, as a never-minted cap's object is: no format either (state-migrations.ts).
+    if (leaf) this.host.storage.sql.exec(`DROP TABLE IF EXISTS ${FORMAT_TABLE}`);
     if (!leaf) await this.host.storage.setAlarm(Date.now() + RETRY_MS);
 
     const [pending] = await Promise.all([

@@ -7,6 +7,7 @@ import type { CapRecord, ChildRecord } from "./cap-record.ts";
 import type { CapRevocation } from "./cap-revocation.ts";
 import { CHILD, CHILD_COUNT, chunks, MAX_CHILDREN, orderKey } from "./child-index.ts";
 import { type CapExport, checkCapExport } from "./import-check.ts";
+import { stampFormat } from "./state-migrations.ts";
 
 /**
  * Where an imported cap's record waits until the import commits. The gate
@@ -56,6 +57,8 @@ export class CapTransfer {
     const existing = await this.host.storage.list({ prefix: CHILD, limit: 1 });
     const staged = await this.host.storage.get(STAGED_RECORD);
     if (existing.size > 0 && !staged) return refuse("importCollision");
+    // An object that woke empty has no format yet: the first write says which, as a mint's does.
+    stampFormat(this.host.storage, "cap");
     const entries: Record<string, unknown> = {};
     for (const child of children) {
       entries[CHILD + child.id] = child;

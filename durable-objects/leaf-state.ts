@@ -1,5 +1,5 @@
 /** Tables the runtime keeps in every object's database (`_cf_KV`, `_cf_METADATA`) and SQLite's own. */
-const INTERNAL_TABLE = /^(_cf_|sqlite_)/;
+export const INTERNAL_TABLE = /^(_cf_|sqlite_)/;
 
 /**
  * Whether this object's storage holds nothing but `keys` (any of them may be

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
+import { blockedBy, type Migration, migrateOnWake } from "./state-migrations.ts";
 
 /**
  * The OAuth authorization server's state (issue 22): one object for the
@@ -103,12 +104,37 @@ export const OAUTH_PAGE = 200;
 
 const expired = (expiresAt: number | null, now: number) => expiresAt !== null && expiresAt <= now;
 
+/** The registry's migrations (state-migrations.ts). Its clients, codes and grants are sync KV entries, unchanged. */
+const OAUTH_MIGRATIONS: readonly Migration[] = [
+  {
+    to: 2,
+    what: "the DPoP proof table, made at once instead of on the first proof",
+    up({ sql }) {
+      // The DPoP proofs seen at the token endpoint and /mcp, each until it could no longer be fresh.
+      sql.exec(
+        "CREATE TABLE IF NOT EXISTS dpop_proofs (jkt TEXT NOT NULL, jti TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (jkt, jti))",
+      );
+      sql.exec("CREATE INDEX IF NOT EXISTS dpop_proofs_until ON dpop_proofs (until)");
+    },
+  },
+];
+
 export class OAuthRegistry extends DurableObject {
+  /** The registry's format, checked (and its state migrated) before any call: state-migrations.ts. */
+  readonly #blocked = blockedBy(migrateOnWake(this.ctx.storage, "oauth", OAUTH_MIGRATIONS, { stampEmpty: true }));
+
+  /**
+   * Throws on state this build cannot serve. This registry's calls answer
+   * plain values, not Results, so the refusal reaches the worker as a
+   * rejected call, which it answers 503 unavailable (worker/app.ts).
+   */
+  #open(): void {
+    if (this.#blocked) throw new Error(this.#blocked.error.message);
+  }
   private get kv(): SyncKvStorage {
     return this.ctx.storage.kv;
   }
 
-  #proofTable = false;
   /** This minute's authorization requests per client; replaced whole when the minute turns. */
   #authorizations = { window: -1, counts: new Map<string, number>() };
 
@@ -118,15 +144,8 @@ export class OAuthRegistry extends DurableObject {
    * few expired rows, so the table holds about one proof window of traffic.
    */
   spendProof(jkt: string, jti: string, until: number, now: number): boolean {
+    this.#open();
     const sql = this.ctx.storage.sql;
-    if (!this.#proofTable) {
-      // The DPoP proofs seen at the token endpoint and /mcp, each until it could no longer be fresh.
-      sql.exec(
-        "CREATE TABLE IF NOT EXISTS dpop_proofs (jkt TEXT NOT NULL, jti TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (jkt, jti))",
-      );
-      sql.exec("CREATE INDEX IF NOT EXISTS dpop_proofs_until ON dpop_proofs (until)");
-      this.#proofTable = true;
-    }
     sql.exec(
       "DELETE FROM dpop_proofs WHERE rowid IN (SELECT rowid FROM dpop_proofs WHERE until < ? ORDER BY until LIMIT 8)",
       now,
@@ -141,6 +160,7 @@ export class OAuthRegistry extends DurableObject {
    * after the key `after`, as stored: digests and sealed caps, never a secret.
    */
   exportEntries(after: string | null): Result<{ entries: [string, unknown][]; cursor: string | null }> {
+    if (this.#blocked) return this.#blocked;
     if (after !== null && typeof after !== "string") return refuse("invalidCursor");
     const entries: [string, unknown][] = [];
     let last: string | null = null;
@@ -159,6 +179,7 @@ export class OAuthRegistry extends DurableObject {
    * clients added. Refused whole when any entry is not of a carried kind.
    */
   importEntries(raw: unknown): Result<number> {
+    if (this.#blocked) return this.#blocked;
     if (!Array.isArray(raw) || raw.length > OAUTH_PAGE) return refuse("importMalformed");
     const valid = raw.every(
       (e) =>
@@ -182,6 +203,7 @@ export class OAuthRegistry extends DurableObject {
   }
 
   register(clientId: string, client: ClientRecord, now: number): RegisterOutcome {
+    this.#open();
     const count = this.kv.get<number>("meta:clients") ?? 0;
     if (count >= MAX_CLIENTS) return { kind: "full" };
     const window = Math.floor(now / 60_000);
@@ -195,11 +217,13 @@ export class OAuthRegistry extends DurableObject {
   }
 
   client(clientId: string): ClientRecord | null {
+    this.#open();
     return this.kv.get<ClientRecord>(`client:${clientId}`) ?? null;
   }
 
   /** The client an authorization request names, counted against its minute's allowance. */
   authorizingClient(clientId: string, now: number): AuthorizingClient {
+    this.#open();
     const client = this.client(clientId);
     if (!client) return { kind: "unknown" };
     const window = Math.floor(now / 60_000);
@@ -211,6 +235,7 @@ export class OAuthRegistry extends DurableObject {
   }
 
   async putCode(digest: string, record: CodeRecord): Promise<null> {
+    this.#open();
     this.kv.put(`code:${digest}`, record);
     await this.scheduleSweep();
     return null;
@@ -222,6 +247,7 @@ export class OAuthRegistry extends DurableObject {
    * past its time, `expired` once (so the caller can revoke the cap it sealed).
    */
   takeCode(digest: string, now: number): { kind: "fresh" | "replayed" | "expired"; record: CodeRecord } | null {
+    this.#open();
     const record = this.kv.get<CodeRecord>(`code:${digest}`);
     if (!record) return null;
     if (record.grantId !== undefined) return { kind: "replayed", record };
@@ -236,6 +262,7 @@ export class OAuthRegistry extends DurableObject {
 
   /** Stores a new grant's first tokens; `codeDigest` records which grant the code started. */
   issue(tokens: IssuedTokens, codeDigest: string): null {
+    this.#open();
     const code = this.kv.get<CodeRecord>(`code:${codeDigest}`);
     if (code) this.kv.put(`code:${codeDigest}`, { ...code, grantId: tokens.grantId });
     this.kv.put(`access:${tokens.accessDigest}`, tokens.access);
@@ -254,6 +281,7 @@ export class OAuthRegistry extends DurableObject {
 
   /** A live access token's record; an expired one is removed and answers null. */
   access(digest: string, now: number): TokenRecord | null {
+    this.#open();
     const record = this.kv.get<TokenRecord>(`access:${digest}`);
     if (!record) return null;
     if (expired(record.expiresAt, now)) {
@@ -265,6 +293,7 @@ export class OAuthRegistry extends DurableObject {
 
   /** A live refresh token's record without using it (the caller checks the cap before rotating). */
   peekRefresh(digest: string, now: number): TokenRecord | null {
+    this.#open();
     const record = this.kv.get<TokenRecord>(`refresh:${digest}`);
     if (!record || expired(record.expiresAt, now)) return null;
     return record;
@@ -276,6 +305,7 @@ export class OAuthRegistry extends DurableObject {
    * last ends the grant (OAuth 2.1 §4.3.1: one of two parties holds a copy).
    */
   rotate(presented: string, clientId: string, next: IssuedTokens, now: number): RefreshOutcome {
+    this.#open();
     const record = this.kv.get<TokenRecord>(`refresh:${presented}`);
     if (!record || expired(record.expiresAt, now)) return { kind: "unknown" };
     if (record.clientId !== clientId) return { kind: "wrong_client" };
@@ -300,6 +330,7 @@ export class OAuthRegistry extends DurableObject {
 
   /** Forgets a grant and every token of it (its cap is revoked by the caller). */
   endGrant(grantId: string): null {
+    this.#open();
     const grant = this.kv.get<GrantRecord>(`grant:${grantId}`);
     if (!grant) return null;
     this.kv.delete(`access:${grant.access}`);
@@ -315,6 +346,7 @@ export class OAuthRegistry extends DurableObject {
 
   /** Removes expired codes, tokens and grants, a bounded batch at a time. */
   override async alarm(): Promise<void> {
+    if (this.#blocked) return;
     const now = Date.now();
     let removed = 0;
     for (const prefix of ["code:", "access:", "refresh:", "grant:"]) {

@@ -1,7 +1,7 @@
 /**
  * The quota tables of a journal that kept versions before it kept quotas,
- * filled once from its version rows, before it serves a call (the ledger's
- * constructor runs this; nothing interleaves). A live file is a path whose
+ * filled once from its version rows, before it serves a call (the format 2
+ * migration runs this, journal-migrations.ts; nothing interleaves). A live file is a path whose
  * newest row wrote it; a kept blob that is no live file's content is
  * superseded, charged to the path of its oldest row (where it was written).
  * Every statement is idempotent, so a run cut short is simply run again: the

@@ -19,10 +19,7 @@ const COMMIT_GRACE_MS = 60_000;
  * upload's deadline has passed: by then that upload has failed, storing nothing.
  */
 export class QuotaHolds {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS quota_holds (
-      id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, bytes INTEGER NOT NULL, until INTEGER NOT NULL)`);
-  }
+  constructor(private readonly sql: SqlStorage) {}
 
   /**
    * Holds `length` bytes for a write to `path` if every rule has room for

@@ -1,5 +1,4 @@
 import { enclosingPrefixes, type Usage } from "../shared/quota.ts";
-import { backfillQuotas } from "./quota-backfill.ts";
 import type { Mutation } from "./version-journal.ts";
 
 const PREFIXES_PER_QUERY = 90;
@@ -25,18 +24,7 @@ const PREFIXES_PER_QUERY = 90;
  * until a write through a cap replaces them.
  */
 export class QuotaLedger {
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec("CREATE TABLE IF NOT EXISTS quota_files (path TEXT PRIMARY KEY, size INTEGER NOT NULL, blob TEXT)");
-    sql.exec("CREATE INDEX IF NOT EXISTS quota_files_by_blob ON quota_files (blob) WHERE blob IS NOT NULL");
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS quota_kept (blob TEXT PRIMARY KEY, path TEXT NOT NULL, size INTEGER NOT NULL)",
-    );
-    sql.exec("CREATE INDEX IF NOT EXISTS quota_kept_by_path ON quota_kept (path)");
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS quota_usage (prefix TEXT PRIMARY KEY, bytes INTEGER NOT NULL, files INTEGER NOT NULL)",
-    );
-    backfillQuotas(sql);
-  }
+  constructor(private readonly sql: SqlStorage) {}
 
   /** Accounts for a mutation storage did. Call inside the commit's transaction. */
   apply(change: Mutation): void {

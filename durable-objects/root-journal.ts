@@ -4,8 +4,10 @@ import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import type { Backend, Version } from "../shared/wire-types.ts";
+import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import { uploadLimitsFrom } from "../storage-adapters/upload-limits.ts";
+import { JOURNAL_MIGRATIONS } from "./journal-migrations.ts";
 import {
   exportRows,
   importInline,
@@ -17,6 +19,7 @@ import {
 import type { ObjectEnv } from "./object-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
+import { blockedBy, migrateOnWake } from "./state-migrations.ts";
 import { type Mutation, VersionJournal, type VersionRow } from "./version-journal.ts";
 import { evictionVictim, inScope, WatchFeed } from "./watch-feed.ts";
 import { readSocketRequest } from "./watch-socket-request.ts";
@@ -51,6 +54,21 @@ export interface ScopedVersion {
  * exactly as an id that does not exist. Every method returns a Result.
  */
 export class RootJournal extends DurableObject<ObjectEnv> {
+  /**
+   * Before anything else touches storage (the fields below only hold it): the
+   * journal's tables are its migrations' (journal-migrations.ts). A refusal
+   * here (newer state, or a failed migration, rolled back) answers every call.
+   */
+  #blocked = blockedBy(migrateOnWake(this.ctx.storage, "journal", JOURNAL_MIGRATIONS, { stampEmpty: true }));
+
+  constructor(ctx: DurableObjectState, env: ObjectEnv) {
+    super(ctx, env);
+    // Its state reaches the bucket: the layout's format too, once per isolate (r2-format.ts).
+    if (!this.#blocked && !r2FormatChecked())
+      void ctx.blockConcurrencyWhile(async () => {
+        this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
+      });
+  }
   private readonly ledger = new QuotaLedger(this.ctx.storage.sql);
   private readonly holds = new QuotaHolds(this.ctx.storage.sql);
   // A blob whose bytes go (pruned, redacted) stops counting in the same transaction.
@@ -67,6 +85,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   private readonly written = new Map<string, string | number>();
 
   async commit(backend: Backend, change: Mutation, actor: string, retention: Retention): Promise<Result<string>> {
+    if (this.#blocked) return this.#blocked;
     try {
       // All or nothing: a failed commit records nothing, so the cap may drop the blob it kept.
       const before = this.journal.newestId();
@@ -97,6 +116,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
     limit: number,
     from = 0,
   ): Promise<Result<{ versions: Version[] }>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok({ versions: this.journal.history(path, before, limit, from).map(toVersion) });
     } catch {
@@ -106,6 +126,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** The newest version id so far (0 for none): a cap minted now sees only the versions after it. */
   async newestId(): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok(this.journal.newestId());
     } catch {
@@ -118,6 +139,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * not older than `from` (the cap's history floor); else `noSuchVersion`.
    */
   async find(id: string, scope: string, from = 0): Promise<Result<ScopedVersion>> {
+    if (this.#blocked) return this.#blocked;
     try {
       const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
@@ -136,6 +158,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** Redacts the version `id` within `scope`: its bytes (shared with any other row) go; the rows stay. */
   async redact(id: string, scope: string, from = 0): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       const row = this.scoped(id, scope, from);
       if (!row) return refuse("noSuchVersion");
@@ -161,6 +184,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * holds at most its share of the root's watchers.
    */
   async watch(scope: string, since: number | null, capId: string): Promise<Result<ReadableStream<Uint8Array>>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.makeRoom(capId);
       const { backlog, cut } = this.backlog(scope, since);
@@ -176,6 +200,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * is accepted for hibernation, its backlog sent, then live events.
    */
   override async fetch(request: Request): Promise<Response> {
+    if (this.#blocked) return new Response(this.#blocked.error.message, { status: 503 });
     const asked = readSocketRequest(request);
     if (!asked) return new Response(null, { status: 400 });
     try {
@@ -190,6 +215,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** Closes the WebSocket watchers of one cap: its object asks when the cap is revoked or expires. */
   async closeWatchers(capId: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.sockets.closeCap(capId);
       return ok(null);
@@ -204,6 +230,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
    * commit of the write lets the hold go; `release` does if it failed.
    */
   async reserve(chain: QuotaRule[], path: string, length: number): Promise<Result<string>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return this.ctx.storage.transactionSync(() =>
         this.holds.admit(
@@ -222,6 +249,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   async release(hold: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       this.holds.release(hold);
       return ok(null);
@@ -234,6 +262,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** One page of a table, in key order (docs/export-import.md). */
   async exportTable(table: string, after: string | null): Promise<Result<ReturnType<typeof exportRows>>> {
+    if (this.#blocked) return this.#blocked;
     if (!isJournalTable(table)) return refuse("importMalformed");
     if (table === "versions" && after !== null && !/^[0-9]{1,16}$/.test(after)) return refuse("invalidCursor");
     try {
@@ -245,6 +274,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** One page of the blobs held only as versions, each with a path of its history. */
   async exportBlobs(after: string | null): Promise<Result<ReturnType<typeof supersededBlobs>>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok(supersededBlobs(this.ctx.storage.sql, after));
     } catch {
@@ -254,6 +284,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** The current blob of each live path (at most a listing page of them). */
   async exportLiveBlobs(paths: string[]): Promise<Result<Record<string, string | null>>> {
+    if (this.#blocked) return this.#blocked;
     if (!Array.isArray(paths) || paths.length > 4000 || !paths.every((p) => typeof p === "string"))
       return refuse("importMalformed");
     try {
@@ -265,6 +296,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** Writes one page of an archive's rows, in one transaction; `backend` is the backend the root is on now. */
   async importTable(archiveId: string, backend: Backend, table: string, rows: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
     if (!isJournalTable(table) || typeof archiveId !== "string") return refuse("importMalformed");
     try {
       const written = this.ctx.storage.transactionSync(() =>
@@ -281,6 +313,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** An empty version this backend keeps in the journal rather than as a blob (R2: version-blobs.ts). */
   async importInlineBlob(blob: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     try {
       importInline(this.ctx.storage.sql, blob);
       return ok(null);
@@ -290,14 +323,17 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   override webSocketMessage(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.refuseMessage(ws);
   }
 
   override webSocketClose(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.closed(ws);
   }
 
   override webSocketError(ws: WebSocket): void {
+    if (this.#blocked) return;
     this.sockets.closed(ws);
   }
 
@@ -331,6 +367,7 @@ export class RootJournal extends DurableObject<ObjectEnv> {
 
   /** What the subtree `prefix` holds (tracked from the first call on: shared/quota.ts). */
   async usage(prefix: string): Promise<Result<Usage>> {
+    if (this.#blocked) return this.#blocked;
     try {
       return ok(this.ctx.storage.transactionSync(() => this.ledger.usage(prefix)));
     } catch {
@@ -339,11 +376,13 @@ export class RootJournal extends DurableObject<ObjectEnv> {
   }
 
   async keptBytes(): Promise<number> {
+    if (this.#blocked) return 0;
     return this.journal.keptBytes();
   }
 
   /** Destroys orphaned blobs, then prunes versions older than keepDays, a batch of each per run. */
   override async alarm(): Promise<void> {
+    if (this.#blocked) return;
     // The alarm that is running is no longer set.
     this.alarmAt = null;
     await this.dropOrphans();

@@ -8,6 +8,7 @@ import type { Retention } from "../shared/retention.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
+import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
@@ -17,6 +18,10 @@ import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
+import { blockedBy, type Migration, migrateOnWake } from "./state-migrations.ts";
+
+/** The registry's migrations (state-migrations.ts): format 2 only stamps it, its `root:<id>` entries unchanged. */
+const REGISTRY_MIGRATIONS: readonly Migration[] = [{ to: 2, what: "the format stamp", up() {} }];
 
 /** Key prefix of the registry's entries: `root:<id>`. */
 const ROOT_KEY_PREFIX = "root:";
@@ -63,7 +68,20 @@ export interface RootRequest extends GrantRequest {
  * Like a cap, it stores token digests only.
  */
 export class RootRegistry extends DurableObject<ObjectEnv> {
+  /** The registry's format, checked (and its state migrated) before any call: state-migrations.ts. */
+  #blocked = blockedBy(migrateOnWake(this.ctx.storage, "registry", REGISTRY_MIGRATIONS, { stampEmpty: true }));
+
+  constructor(ctx: DurableObjectState, env: ObjectEnv) {
+    super(ctx, env);
+    // Its state reaches the bucket: the layout's format too, once per isolate (r2-format.ts).
+    if (!this.#blocked && !r2FormatChecked())
+      void ctx.blockConcurrencyWhile(async () => {
+        this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
+      });
+  }
+
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
+    if (this.#blocked) return this.#blocked;
     if (request.backend !== "r2" && request.backend !== "disk") return refuse("backendChoice");
     const backend: Backend = request.backend;
     const storage = selectStorage(this.env, backend);
@@ -125,6 +143,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
    * have a cursor; the cursor is the last id read, opaque to clients.
    */
   async listRoots(rawCursor: string | null = null, rawLimit: string | null = null): Promise<Result<RootList>> {
+    if (this.#blocked) return this.#blocked;
     const limit = parseLimit(rawLimit);
     if (!limit.ok) return limit;
     const after = decodeCursor(rawCursor);
@@ -152,6 +171,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
   }
 
   async revokeRoot(id: string): Promise<Result<RevokeOutcome>> {
+    if (this.#blocked) return this.#blocked;
     const record =
       typeof id === "string" ? await this.ctx.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + id) : undefined;
     if (!record) return refuse("noSuchRoot");
@@ -165,6 +185,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
   }
 
   async forgetRoot(id: string): Promise<null> {
+    if (this.#blocked) return null;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return null;
   }
@@ -173,6 +194,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
 
   /** A page of the registry's roots as stored (digest and prefix included: admin eyes only), in id order. */
   async exportRoots(rawCursor: string | null): Promise<Result<{ roots: RegisteredRoot[]; cursor: string | null }>> {
+    if (this.#blocked) return this.#blocked;
     const after = decodeCursor(rawCursor);
     if (!after.ok) return after;
     const records = await this.ctx.storage.list<RegisteredRoot>({
@@ -187,6 +209,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
 
   /** Whether any live root exists, and the import in progress, if one is. */
   async importState(): Promise<Result<{ hasRoots: boolean; open: string | null; committing: boolean }>> {
+    if (this.#blocked) return this.#blocked;
     const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
     return ok({
       hasRoots: await this.hasRoots(),
@@ -200,6 +223,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
    * open, and, unless `merge`, when the vault already has a live root.
    */
   async importBegin(archiveId: string, merge: boolean): Promise<Result<{ committing: boolean }>> {
+    if (this.#blocked) return this.#blocked;
     if (typeof archiveId !== "string" || !/^[0-9a-f]{32}$/.test(archiveId)) return refuse("importMalformed");
     const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
     if (open && open.archiveId !== archiveId) return refuse("importOtherStaged");
@@ -211,6 +235,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
 
   /** Whether `archiveId`'s import is open and not yet committing: the only time its records may be written. */
   async importWritable(archiveId: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
     const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
     if (!open || open.archiveId !== archiveId) return refuse("importNotStaged");
     if ((await this.ctx.storage.get(IMPORT_COMMITTING)) !== undefined) return refuse("importNotStaged");
@@ -219,6 +244,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
 
   /** Stages a page of roots: kept apart from `root:` (so unlisted and unrevocable) until the commit. */
   async stageRoots(archiveId: string, roots: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
     const writable = await this.importWritable(archiveId);
     if (!writable.ok) return writable;
     if (!Array.isArray(roots) || roots.length > STAGE_PAGE || !roots.every((r) => this.isRegisteredRoot(r)))
@@ -231,6 +257,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
 
   /** Stages a page of caps in their own objects (cap-transfer.ts), each recorded here for the commit. */
   async stageCaps(archiveId: string, caps: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
     const writable = await this.importWritable(archiveId);
     if (!writable.ok) return writable;
     if (!Array.isArray(caps) || caps.length > STAGE_PAGE) return refuse("importMalformed");
@@ -254,6 +281,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
    * staged roots and caps live. `done` once nothing is left.
    */
   async commitImport(archiveId: string): Promise<Result<{ done: boolean }>> {
+    if (this.#blocked) return this.#blocked;
     const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
     if (!open || open.archiveId !== archiveId) return refuse("importNotStaged");
     if ((await this.ctx.storage.get(IMPORT_COMMITTING)) === undefined) {
@@ -264,6 +292,7 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
   }
 
   override async alarm(): Promise<void> {
+    if (this.#blocked) return;
     if ((await this.ctx.storage.get(IMPORT_COMMITTING)) === undefined) return;
     const step = await this.commitStep();
     if (!step.ok || !step.value.done) await this.ctx.storage.setAlarm(Date.now() + COMMIT_RETRY_MS);

@@ -51,18 +51,7 @@ export class VersionJournal {
     private readonly sql: SqlStorage,
     /** Told of each blob whose bytes go, inside the same transaction (quota accounting). */
     private readonly onOrphan: (blob: string) => void = () => {},
-  ) {
-    sql.exec(`CREATE TABLE IF NOT EXISTS versions (
-      id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, op TEXT NOT NULL, at INTEGER NOT NULL,
-      size INTEGER, sha256 TEXT, content_type TEXT, actor TEXT NOT NULL, blob TEXT)`);
-    sql.exec("CREATE INDEX IF NOT EXISTS versions_by_path ON versions (path, id)");
-    sql.exec("CREATE INDEX IF NOT EXISTS versions_by_at ON versions (at)");
-    sql.exec("CREATE INDEX IF NOT EXISTS versions_by_blob ON versions (blob) WHERE blob IS NOT NULL");
-    sql.exec("CREATE TABLE IF NOT EXISTS orphans (blob TEXT PRIMARY KEY)");
-    // Small versions' bytes, by blob: a blob here is in no storage, so it goes with its last row, never to `orphans`.
-    sql.exec("CREATE TABLE IF NOT EXISTS inline_blobs (blob TEXT PRIMARY KEY, bytes BLOB NOT NULL)");
-    sql.exec("CREATE TABLE IF NOT EXISTS journal_settings (name TEXT PRIMARY KEY, value)");
-  }
+  ) {}
 
   /** Records a mutation; returns the newest id it wrote. Synchronous, so one commit of the object. */
   record(change: Mutation, actor: string, at: number, keepVersions: number): number {

@@ -1,12 +1,9 @@
 /**
- * The vault archive's own format (docs/export-import.md), and the state
- * format and release this build writes, which every archive header names.
- * An archive of a newer state format than {@link STATE_FORMAT} is refused.
+ * The vault archive's own format (docs/export-import.md). Every archive's
+ * header also names the state format and release of the vault it came from
+ * (shared/state-format.ts); an archive of a newer state format than this
+ * build's is refused.
  */
 export const ARCHIVE_FORMAT = 1;
 
-// Until shared/state-format.ts lands on main (the lead's "State format:" commits), these stand in for it.
-/** The state format this build writes. */
-export const STATE_FORMAT = 2;
-/** This build's release. */
-export const RELEASE = "0.2.0";
+export { RELEASE, STATE_FORMAT } from "./state-format.ts";

@@ -86,6 +86,22 @@ export const FILE_REFUSALS = {
   },
   backendMissing: { code: "unavailable", message: "this cap's storage backend is not configured here" },
   noTokenKey: { code: "unavailable", message: "this vault has no token key configured" },
+  // -- the declared state format (shared/state-format.ts): an operator's matter, never a client's
+  stateFormatNewer: {
+    code: "unavailable",
+    message: (p: { stored: number; build: number }) =>
+      `this vault's state is format ${p.stored}, written by a newer capvault; this build reads formats up to ${p.build}, so it reads and writes nothing: upgrade capvault (docs/upgrading.md)`,
+  },
+  stateFormatUnreadable: {
+    code: "unavailable",
+    message:
+      "this vault's state carries a format stamp this build cannot read, so it reads and writes nothing (docs/upgrading.md)",
+  },
+  stateMigrationFailed: {
+    code: "unavailable",
+    message: (p: { from: number; to: number }) =>
+      `this vault's state could not be migrated from format ${p.from} to ${p.to}; it was left in format ${p.from}, untouched`,
+  },
   noPublicUrl: {
     code: "unavailable",
     message: "this vault has no public URL configured (CAPVAULT_PUBLIC_URL), so it hands out no cap URLs",

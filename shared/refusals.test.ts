@@ -5,6 +5,8 @@ import { defaultMessage, echoedName, type ParamReason, type ParamsOf, REASONS, R
 /** One value of every parameter kind, per reason: the compiler demands an entry for each reason that takes any. */
 const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   tooLarge: { limit: 1048576 },
+  stateFormatNewer: { stored: 3, build: 2 },
+  stateMigrationFailed: { from: 1, to: 2 },
   contentTypeInvalid: { max: 1024 },
   bodyTooLarge: { limit: 65536 },
   needsRights: { rights: ["write", "delete"], any: false },

@@ -7,6 +7,7 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const PAGES = [
   "README.md",
   "CONTRIBUTING.md",
+  "CHANGELOG.md",
   ...readdirSync(path.join(ROOT, "docs"))
     .filter((f) => f.endsWith(".md"))
     .map((f) => `docs/${f}`),

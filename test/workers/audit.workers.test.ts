@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { KEEP_DONE, KEEP_REFUSED } from "../../durable-objects/audit-log.ts";
+import { CAP_MIGRATIONS } from "../../durable-objects/cap-migrations.ts";
+import { FORMAT_TABLE, migrateOnWake } from "../../durable-objects/state-migrations.ts";
 import type { AuditTrail } from "../../shared/wire-types.ts";
 import { capObject } from "./slow-upload.ts";
 import { call, cap, child, errorCode, mintRoot } from "./vault.ts";
@@ -99,15 +101,22 @@ describe("audit", () => {
     ]);
   }, 60_000);
 
-  it("keeps the lines written before refusals were kept apart", async () => {
+  it("keeps the lines written before refusals were kept apart (the format 2 migration splits them)", async () => {
     const fs = cap((await mintRoot("audit/old-table/")).token);
     await runInDurableObject(await capObject(fs.token), (_i, state) => {
+      // The cap as format 1 left it: the first log table, no format stamp; then its next wake.
+      state.storage.sql.exec(`DROP TABLE ${FORMAT_TABLE}`);
       state.storage.sql.exec(`CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT,
         at INTEGER NOT NULL, op TEXT NOT NULL, path TEXT, outcome TEXT NOT NULL, child TEXT)`);
-      state.storage.sql.exec(
-        "INSERT INTO audit (at, op, path, outcome, child) VALUES (?, 'write', 'old.md', 'ok', NULL)",
-        Date.now(),
-      );
+      state.storage.sql
+        .exec("INSERT INTO audit (at, op, path, outcome, child) VALUES (?, 'write', 'old.md', 'ok', NULL)", Date.now())
+        .toArray();
+      expect(migrateOnWake(state.storage, "cap", CAP_MIGRATIONS, { stampEmpty: false })).toEqual({
+        ok: true,
+        value: { from: 1, to: 2 },
+      });
+      const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'audit'").toArray();
+      expect(tables).toEqual([]);
     });
     expect((await trail(fs.token)).map((e) => `${e.op} ${e.path} ${e.count}`)).toEqual(["write old.md 1"]);
     await fs.write("new.md", "x");

@@ -1,8 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { JOURNAL_MIGRATIONS } from "../../durable-objects/journal-migrations.ts";
 import { capObjectStub, rootJournalStub } from "../../durable-objects/object-stubs.ts";
 import { QuotaHolds } from "../../durable-objects/quota-holds.ts";
-import { QuotaLedger } from "../../durable-objects/quota-ledger.ts";
+import { FORMAT_TABLE, migrateOnWake } from "../../durable-objects/state-migrations.ts";
 import { digestToken } from "../../shared/token.ts";
 import type { CapInfo, ListPage, VersionPage } from "../../shared/wire-types.ts";
 import { UPLOAD_LIMITS, uploadDeadline } from "../../storage-adapters/upload-limits.ts";
@@ -228,12 +229,15 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
     expect((await root.write("a.txt", bytes(20))).status).toBe(200);
     expect((await root.write("b/c.txt", bytes(5))).status).toBe(201);
     expect((await root.remove("b/c.txt")).status).toBe(204);
-    // The journal as it was before quotas: versions only.
+    // The journal as it was before quotas (versions only, no format), migrated as it would be on its next wake.
     const journal = env.JOURNALS.get(env.JOURNALS.idFromName(`${backend}:${lastPrefix}`));
     await runInDurableObject(journal, async (_instance, state) => {
-      for (const table of ["quota_files", "quota_kept", "quota_usage", "quota_meta"])
+      for (const table of ["quota_files", "quota_kept", "quota_usage", "quota_meta", FORMAT_TABLE])
         state.storage.sql.exec(`DROP TABLE ${table}`);
-      new QuotaLedger(state.storage.sql);
+      expect(migrateOnWake(state.storage, "journal", JOURNAL_MIGRATIONS, { stampEmpty: true })).toEqual({
+        ok: true,
+        value: { from: 1, to: 2 },
+      });
     });
     // Live a.txt (20), its old bytes (10), the deleted file's kept bytes (5).
     expect((await info(root)).usage).toEqual({ bytes: 35, files: 1 });

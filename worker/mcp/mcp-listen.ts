@@ -1,6 +1,7 @@
 import { MAX_MCP_SUBSCRIPTIONS, MAX_MCP_URI_CHARS } from "../../durable-objects/cap-mcp-sessions.ts";
 import type { CapFailure } from "../../shared/result.ts";
 import type { Right } from "../../shared/rights.ts";
+import { RELEASE } from "../../shared/state-format.ts";
 import type { CapStub } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { changeStream, changesList, messageFrame, sseResponse, takeStreamSlot } from "./mcp-change-stream.ts";
@@ -10,7 +11,7 @@ import { subscribedPath } from "./mcp-subscriptions.ts";
 /** Where 2026-07-28 stamps the subscription a notification belongs to (the listen request's id). */
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
-const SERVER_IDENTITY = { name: "capvault", version: "0.1.0" };
+const SERVER_IDENTITY = { name: "capvault", version: RELEASE };
 
 /** What a cap's server honours of a listen filter: the two resource kinds, with read. */
 export const LISTEN_CAPABILITIES = { subscribe: true, listChanged: true } as const;

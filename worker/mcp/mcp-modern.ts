@@ -8,6 +8,7 @@ import {
   Server,
 } from "@modelcontextprotocol/server";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
+import { RELEASE } from "../../shared/state-format.ts";
 import { RESOURCE_NOT_FOUND } from "./cap-resources.ts";
 import { LISTEN_CAPABILITIES } from "./mcp-listen.ts";
 import { CAP_INSTRUCTIONS, sharedCapServer } from "./mcp-server.ts";
@@ -62,7 +63,7 @@ const alreadyChecked: jsonSchemaValidator = {
 
 function modernServer(rights: readonly Right[]): Server {
   const server = new Server(
-    { name: "capvault", version: "0.1.0" },
+    { name: "capvault", version: RELEASE },
     {
       capabilities: { tools: {}, ...(rights.includes("read") ? { resources: { ...LISTEN_CAPABILITIES } } : {}) },
       instructions: CAP_INSTRUCTIONS,

@@ -2,6 +2,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { RIGHTS, type Right } from "../../shared/rights.ts";
+import { RELEASE } from "../../shared/state-format.ts";
 import { rootedFiles } from "./cap-files.ts";
 import { registerCapResources } from "./cap-resources.ts";
 import type { CapTool, CapToolContext } from "./cap-tool.ts";
@@ -114,7 +115,7 @@ const sharedServers = new Map<string, SharedTransport>();
 
 function capMcpServer(rights: readonly Right[], context: CapToolContext, scope: () => RequestScope): McpServer {
   const server = new McpServer(
-    { name: "capvault", version: "0.1.0" },
+    { name: "capvault", version: RELEASE },
     {
       capabilities: { tools: {} },
       jsonSchemaValidator: noElicitation,

@@ -17,7 +17,7 @@ from ._transport import DEFAULT_TIMEOUT, _json_object, _RefuseRedirects
 from ._types import CapInfo, ChildInfo, PathArg
 from ._watch import _WatchMethod
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class FsCap(_FileMethods, _VersionMethods, _SearchMethods, _TreeMethods, _WatchMethod):
