@@ -85,6 +85,7 @@ export const importCommand: CommandSpec = {
         "this vault already has root caps: import into an empty vault, or pass --merge; nothing was imported",
       );
     const remap = (backend: Backend): Backend => (target as Backend | undefined) ?? backend;
+    if (target !== undefined) checkRemap(checked);
     if (merge && !resuming) await checkMerge(admin, checked, remap);
     const begun = await admin.post<{ committing: boolean }>("/import/begin", {
       archiveId: checked.archiveId,
@@ -182,6 +183,17 @@ async function checkMerge(admin: VaultAdmin, checked: Checked, remap: (b: Backen
       }
     cursor = page.cursor;
   } while (cursor);
+}
+
+/** Roots of two backends whose prefixes nest would each see the other's files once on one backend: refused. */
+function checkRemap(checked: Checked): void {
+  for (const a of checked.roots)
+    for (const b of checked.roots)
+      if (a.backend !== b.backend && (a.prefix.startsWith(b.prefix) || b.prefix.startsWith(a.prefix)))
+        throw new ArchiveError(
+          "merge_conflict",
+          `--backend: roots ${a.id} (${a.backend}) and ${b.id} (${b.backend}) have nesting prefixes and would share files on one backend; nothing was imported`,
+        );
 }
 
 /** The second pass: every record to the vault, in the archive's order, each a bounded call. */
