@@ -291,6 +291,27 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
     return this.commitStep();
   }
 
+  /**
+   * Gives up the open import that has not begun its commit, a page at a time
+   * (`done` once nothing is left): its staged roots and its list of staged
+   * caps go; each staged cap's object keeps its unread `import:cap` until the
+   * same archive is imported again. A commit that began is never undone.
+   */
+  async abortImport(archiveId: string): Promise<Result<{ done: boolean }>> {
+    if (this.#blocked) return this.#blocked;
+    const writable = await this.importWritable(archiveId);
+    if (!writable.ok) return writable;
+    for (const prefix of [STAGED_ROOT, STAGED_CAP]) {
+      const staged = await this.ctx.storage.list({ prefix, limit: COMMIT_ROOTS });
+      if (staged.size > 0) {
+        await this.ctx.storage.delete([...staged.keys()]);
+        return ok({ done: false });
+      }
+    }
+    await this.ctx.storage.delete(IMPORT_OPEN);
+    return ok({ done: true });
+  }
+
   override async alarm(): Promise<void> {
     if (this.#blocked) return;
     if ((await this.ctx.storage.get(IMPORT_COMMITTING)) === undefined) return;

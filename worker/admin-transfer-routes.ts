@@ -212,6 +212,13 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     return answer(await registry.importEntries(b.value.entries));
   });
 
+  /** One step of giving up an import that has not begun its commit (`capvault import --abort`). */
+  admin.post("/import/abort", async (c) => {
+    const b = await body(c);
+    if (!b.ok) return errorResponse(b.error);
+    return answer(await rootRegistryStub(c.env).abortImport(String(b.value.archiveId ?? "")));
+  });
+
   /** One step of the commit; the CLI repeats it until `done` (the registry's alarm finishes it otherwise). */
   admin.post("/import/commit", async (c) => {
     const b = await body(c);

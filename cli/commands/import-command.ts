@@ -37,23 +37,27 @@ export const importCommand: CommandSpec = {
   summary: "import a whole vault from an archive file (admin)",
   usage:
     "import FILE [--backend r2|disk] [--merge] [--passphrase-file PATH | --passphrase-env NAME] [--admin-token-file PATH]\n" +
-    "import FILE --write-key STATE_FOLDER | --print-key",
+    "import FILE --write-key STATE_FOLDER | --print-key\n" +
+    "import --abort",
   description:
     "Imports every cap, file, version, audit line and OAuth grant of the archive into the vault at\n" +
     "CAPVAULT_URL; every cap URL minted before the export works unchanged. The vault must sign with the\n" +
     "archive's token key: --write-key writes it into a stopped local vault's state folder, --print-key\n" +
     "prints it for `npx wrangler secret put CAPVAULT_TOKEN_KEY` (stdout must be a pipe). A vault with\n" +
     "roots is refused unless --merge (then no root may overlap one of the vault's). --backend moves every\n" +
-    "root to that backend. See docs/export-import.md.",
+    "root to that backend. --abort gives up an import cut before its commit (another archive may then be\n" +
+    "imported). See docs/export-import.md.",
   options: {
     backend: { type: "string", value: "r2|disk", help: "put every root of the archive on this backend" },
     merge: { type: "boolean", help: "import into a vault that has roots (none may overlap the archive's)" },
     "write-key": { type: "string", value: "STATE_FOLDER", help: "write the archive's token key into a stopped vault" },
     "print-key": { type: "boolean", help: "print the archive's token key to a pipe (for wrangler secret put)" },
+    abort: { type: "boolean", help: "give up the open import that has not begun its commit" },
     ...PASSPHRASE_OPTIONS,
     "admin-token-file": ADMIN_TOKEN_FILE_OPTION,
   },
   async run(input) {
+    if (input.values.abort === true) return abortImport(input);
     const [file] = positionalArgs(input.positionals, { required: ["FILE"] }, "import") as [string];
     const target = stringOption(input.values.backend);
     if (target !== undefined && target !== "r2" && target !== "disk")
@@ -112,6 +116,26 @@ export const importCommand: CommandSpec = {
       );
   },
 };
+
+async function abortImport(input: CommandInput): Promise<void> {
+  if (input.positionals.length > 0) throw new UsageError("--abort takes no FILE", "import");
+  const admin = new VaultAdmin(input, "import");
+  const { open, committing } = await admin.state();
+  if (open === null) {
+    input.io.stderr.write("no import is open in this vault\n");
+    return;
+  }
+  if (committing)
+    throw new ArchiveError(
+      "vault_not_empty",
+      "the open import has begun its commit: run the import again to finish it",
+    );
+  for (;;) {
+    const step = await admin.post<{ done: boolean }>("/import/abort", { archiveId: open });
+    if (step.done) break;
+  }
+  input.io.stderr.write(`gave up the import of archive ${open}; none of its caps became live\n`);
+}
 
 /** Reads the whole archive once, sending nothing: every way it can be damaged is found here. */
 async function verifyArchive(file: string, passphrase: () => Promise<string | null>): Promise<Checked> {

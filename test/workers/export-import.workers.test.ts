@@ -153,6 +153,22 @@ describe("import", () => {
     await finish(again);
   });
 
+  it("gives up an import before its commit: nothing of it becomes live, and another may begin", async () => {
+    const archiveId = await begin();
+    const staged = await archivedCap("ei-abort/", "staged");
+    expect((await post("/import/caps", { archiveId, caps: [staged.state] })).status).toBe(200);
+    for (;;) {
+      const res = await post("/import/abort", { archiveId });
+      expect(res.status).toBe(200);
+      if (((await res.json()) as { done: boolean }).done) break;
+    }
+    expect(await get("/state")).toMatchObject({ open: null, committing: false });
+    expect(await errorCode(await post("/import/commit", { archiveId }))).toBe("conflict");
+    expect(await errorCode(await cap(staged.token).info())).toBe("no_such_cap");
+    await finish(await begin());
+    expect(await errorCode(await cap(staged.token).info())).toBe("no_such_cap");
+  });
+
   it("refuses a key fingerprint that is not the vault's, and a second import while one is open", async () => {
     const res = await post("/import/begin", { archiveId: "a".repeat(32), keyFingerprint: "0".repeat(32), merge: true });
     expect(await errorCode(res)).toBe("conflict");
