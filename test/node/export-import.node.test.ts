@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -53,6 +53,72 @@ interface Source {
   versions: unknown;
   audit: unknown;
   readerInfo: unknown;
+  /** The keys of the OAuth registry's carried entries after a client registered and a grant was made. */
+  oauthKeys: string[];
+}
+
+const b64url = (bytes: Buffer) => bytes.toString("base64url");
+
+/** An OAuth client registers and gets a grant over `capToken`'s notes, as oauth.workers.test.ts scripts it. */
+async function oauthGrant(vault: TestVault, capUrl: string) {
+  const redirect = "http://127.0.0.1:9/cb";
+  const reg = await fetch(`${vault.url}/oauth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ redirect_uris: [redirect], client_name: "export test" }),
+  });
+  expect(reg.status).toBe(201);
+  const clientId = ((await reg.json()) as { client_id: string }).client_id;
+  const verifier = b64url(randomBytes(32));
+  const challenge = b64url(createHash("sha256").update(verifier).digest());
+  const form = (fields: Record<string, string | string[]>) => {
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) body.append(k, one);
+    return { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: body.toString() };
+  };
+  const resource = `${vault.url}/mcp`;
+  const approved = await fetch(`${vault.url}/oauth/authorize`, {
+    ...form({
+      client_id: clientId,
+      redirect_uri: redirect,
+      response_type: "code",
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      state: "s",
+      resource,
+      cap: capUrl.split("/object/")[1]!,
+      path: "notes",
+      rights: ["read", "list"],
+      ttl: "86400",
+      decision: "approve",
+    }),
+    redirect: "manual",
+  });
+  expect(approved.status).toBe(302);
+  const code = new URL(approved.headers.get("location")!).searchParams.get("code")!;
+  const tokens = await fetch(`${vault.url}/oauth/token`, {
+    ...form({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirect,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource,
+    }),
+  });
+  expect(tokens.status).toBe(200);
+}
+
+async function oauthKeys(vault: TestVault): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const { body } = await adminJson(vault, `/export/oauth${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const page = body as { entries: [string, unknown][]; cursor: string | null };
+    keys.push(...page.entries.map(([key]) => key));
+    cursor = page.cursor;
+  } while (cursor);
+  return keys.sort();
 }
 
 let work: string;
@@ -82,6 +148,7 @@ async function populate(vault: TestVault): Promise<Source> {
   const reader = await a.subdir({ path: "notes", rights: ["read", "list", "subdir"], label: "reader" });
   const grandchild = await reader.subdir({ path: "", rights: ["read"], label: "grandchild" });
   const expiring = await b.subdir({ path: "docs", ttlSeconds: 3600, label: "an hour" });
+  await oauthGrant(vault, r2.url);
   const holder = await HolderKey.generate();
   const bound = await a.subdir({ path: "notes", rights: ["read", "list"], holder: holder.publicJwk, label: "bound" });
   return {
@@ -97,6 +164,7 @@ async function populate(vault: TestVault): Promise<Source> {
     versions: (await capJson(r2.url, "/versions?path=notes/plan.md")).body,
     audit: (await capJson(r2.url, "/audit")).body,
     readerInfo: (await capJson(reader.url)).body,
+    oauthKeys: await oauthKeys(vault),
   };
 }
 
@@ -153,6 +221,9 @@ async function expectCarried(vault: TestVault, backends: { r2: "r2" | "disk"; di
   const diskVersions = await b.versions("docs/readme.txt");
   expect(diskVersions.versions).toHaveLength(2);
   expect(new TextDecoder().decode(await b.readVersion(diskVersions.versions[1]!.id))).toBe("disk one");
+  // The OAuth client and its grant's records, as stored (its tokens are bound to the source's origin: docs).
+  expect(made.oauthKeys.map((k) => k.split(":")[0])).toEqual(["access", "client", "grant", "refresh"]);
+  expect(await oauthKeys(vault)).toEqual(made.oauthKeys);
   // Where the roots went.
   const { body } = await adminJson(vault, "/roots");
   const roots = (body as { roots: { label: string | null; backend: string }[] }).roots;
