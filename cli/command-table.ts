@@ -14,6 +14,7 @@ import { mintCommand } from "./commands/mint-command.ts";
 import { mvCommand } from "./commands/mv-command.ts";
 import { putCommand } from "./commands/put-command.ts";
 import { redactCommand } from "./commands/redact-command.ts";
+import { reissueLegacyCommand } from "./commands/reissue-legacy-command.ts";
 import { restoreCommand } from "./commands/restore-command.ts";
 import { revokeCommand } from "./commands/revoke-command.ts";
 import { rmCommand } from "./commands/rm-command.ts";
@@ -53,6 +54,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   revokeCommand,
   mcpCommand,
   keyCommand,
+  reissueLegacyCommand,
 ];
 
 export function findCommand(name: string): CommandSpec | undefined {

@@ -21,6 +21,7 @@ export type AuditRow = {
   child: string | null;
   count: number;
 };
+type Row = AuditRow;
 
 /**
  * A bounded log in the cap's own SQLite storage. It lives and dies with the
@@ -70,34 +71,35 @@ export class AuditLog {
   recent(limit: number): AuditEntry[] {
     if (!this.exists(TABLE)) return [];
     return this.sql
-      .exec<AuditRow>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
+      .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq DESC LIMIT ?`, limit)
       .toArray()
       .map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
   }
 
-  /** Every kept line, oldest first, as stored (`at` in ms): what an export carries (at most 1,100 lines). */
+  /** Every line kept, oldest first (at most KEEP_DONE + KEEP_REFUSED): what a re-issued cap carries over. */
   rows(): AuditRow[] {
-    if (!this.exists(TABLE) && !this.exists("audit")) return [];
-    this.ensureTable();
+    // A format-0 object is split at its wake (cap-migrations.ts); this covers one whose
+    // old table appeared after it (the re-issue reads old objects, and tests plant them).
+    splitLegacyAudit(this.sql);
+    if (!this.exists(TABLE)) return [];
     return this.sql
-      .exec<AuditRow>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq`)
+      .exec<Row>(`SELECT at, op, path, outcome, child, count FROM ${TABLE} ORDER BY seq`)
       .toArray()
       .map((row) => ({ ...row }));
   }
 
-  /** Replaces the log with `rows` (oldest first): an import's, so a re-run leaves one copy. */
-  replaceRows(rows: readonly AuditRow[]): void {
-    this.clear();
+  /** Appends `rows` as they were (times and counts kept), before any line of this log's own. */
+  adopt(rows: readonly AuditRow[]): void {
     this.ensureTable();
-    for (const row of rows)
+    for (const r of rows.slice(-(KEEP_DONE + KEEP_REFUSED)))
       this.sql.exec(
         `INSERT INTO ${TABLE} (at, op, path, outcome, child, count) VALUES (?, ?, ?, ?, ?, ?)`,
-        row.at,
-        row.op,
-        row.path,
-        row.outcome,
-        row.child,
-        row.count,
+        r.at,
+        r.op,
+        r.path,
+        r.outcome,
+        r.child,
+        r.count,
       );
   }
 

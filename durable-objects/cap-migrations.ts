@@ -1,5 +1,5 @@
 import { splitLegacyAudit } from "./audit-log.ts";
-import type { ChildRecord } from "./cap-record.ts";
+import { type ChildRecord, TOMBSTONE, type Tombstone } from "./cap-record.ts";
 import { CHILD, CHILD_COUNT, orderKey } from "./child-index.ts";
 import type { Migration } from "./state-migrations.ts";
 
@@ -11,10 +11,11 @@ import type { Migration } from "./state-migrations.ts";
 export const CAP_MIGRATIONS: readonly Migration[] = [
   {
     to: 2,
-    what: "the audit log's split table, and the children's count and creation-order index",
+    what: "the audit log's split table, the children's count and creation-order index, and a tombstone's pending children as child records",
     up(storage) {
       splitLegacyAudit(storage.sql);
       indexLegacyChildren(storage.kv);
+      unpackLegacyTombstone(storage.kv);
     },
   },
 ];
@@ -33,4 +34,17 @@ function indexLegacyChildren(kv: SyncKvStorage): void {
     count++;
   }
   if (count > 0) kv.put(CHILD_COUNT, count);
+}
+
+/**
+ * Tombstones before e437e15 listed the descendants a cascade had yet to
+ * reach; since then those stay as `child:` records (the cascade's own
+ * shape), which the alarm's retry walks. The cascade still unpacks an old
+ * one itself (cap-revocation.ts); here it happens once, at the wake.
+ */
+function unpackLegacyTombstone(kv: SyncKvStorage): void {
+  const tombstone = kv.get<Tombstone>(TOMBSTONE);
+  if (!tombstone || tombstone.pending.length === 0) return;
+  for (const ref of tombstone.pending) kv.put(CHILD + ref.id, ref);
+  kv.put(TOMBSTONE, { ...tombstone, pending: [] } satisfies Tombstone);
 }

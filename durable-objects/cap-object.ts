@@ -15,7 +15,7 @@ import type {
 } from "../shared/wire-types.ts";
 import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import type { ReadOutcome, StorageReadOptions } from "../storage-adapters/storage-adapter.ts";
-import { AuditLog } from "./audit-log.ts";
+import { AuditLog, type AuditRow } from "./audit-log.ts";
 import { CapAudit } from "./cap-audit.ts";
 import { CapAuthorize, noSuchCap, RECORD } from "./cap-authorize.ts";
 import { CapChildren } from "./cap-children.ts";
@@ -29,7 +29,7 @@ import { CapMcpSessions, type SubscribeOutcome } from "./cap-mcp-sessions.ts";
 import { CAP_MIGRATIONS } from "./cap-migrations.ts";
 import { CapMint } from "./cap-mint.ts";
 import { quotaInfo } from "./cap-quota.ts";
-import { type CapRecord, isoOrNull } from "./cap-record.ts";
+import { type CapRecord, type ChildRecord, isoOrNull } from "./cap-record.ts";
 import { CapRevocation, type RevokeOutcome } from "./cap-revocation.ts";
 import { grantSearch } from "./cap-search.ts";
 import { CapTransfer } from "./cap-transfer.ts";
@@ -37,7 +37,11 @@ import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
 import type { DelegationChild } from "./delegation-tree.ts";
 import { type HolderAdmission, HolderProofs } from "./holder-binding.ts";
+
 import type { CapExport } from "./import-check.ts";
+
+import { type AdoptOutcome, type LegacyChildren, type LegacyRecord, legacyObject } from "./legacy-reissue.ts";
+
 import type { ObjectEnv } from "./object-env.ts";
 import { blockedBy, migrateOnWake, type Refused, stampFormat } from "./state-migrations.ts";
 
@@ -55,6 +59,11 @@ const NOT_A_REQUEST_CALL = new Set([
   "exportState",
   "stageImport",
   "commitImport",
+  "legacyRecord",
+  "legacyChildren",
+  "adoptReissued",
+  "adoptReissuedChild",
+  "retireLegacy",
 ]);
 
 /**
@@ -412,6 +421,32 @@ export class CapObject extends DurableObject<ObjectEnv> {
   ): Promise<Result<null>> {
     if (this.#blocked) return this.#blocked;
     return this.davProps.carry(rawFrom, rawTo, move, subtree);
+  }
+
+  // ---- format-0 re-issue (legacy-reissue.ts): the registry's calls, never a route's ----
+
+  /** A format-0 cap's record and audit, for its re-issue; `record: null` for any other (or a dead) cap. */
+  async legacyRecord(): Promise<Result<LegacyRecord>> {
+    return ok(await legacyObject.record(this.ctx.storage, this.log, await this.gate.live()));
+  }
+
+  /** One page of a format-0 cap's children, after the child id `after`. */
+  async legacyChildren(after: string | null): Promise<Result<LegacyChildren>> {
+    return ok(await legacyObject.children(this.ctx.storage, after));
+  }
+
+  /** Becomes the re-issue of a format-0 cap (its record and audit), once; see legacy-reissue.ts. */
+  async adoptReissued(record: CapRecord, audit: AuditRow[]): Promise<Result<AdoptOutcome>> {
+    return legacyObject.adopt(this.ctx.storage, this.log, await this.revocation.tombstoned(), record, audit);
+  }
+
+  async adoptReissuedChild(child: ChildRecord): Promise<null> {
+    return legacyObject.adoptChild(this.ctx.storage, child);
+  }
+
+  /** Wipes this object if it is a format-0 cap (or empty): its re-issue holds everything it had. */
+  async retireLegacy(): Promise<null> {
+    return legacyObject.retire(this.ctx.storage);
   }
 
   /** holder binding (issue 20): admits a request the worker checked the DPoP proof of (holder-binding.ts). */

@@ -53,6 +53,12 @@ export interface CapRecord {
    * Absent or null: a bearer cap (every cap minted before binding).
    */
   holder?: { jkt: string } | null;
+  /**
+   * The public id of the format-0 cap this one re-issues (`capvault
+   * reissue-legacy`, durable-objects/legacy-reissue.ts); absent on every
+   * minted cap.
+   */
+  reissuedFrom?: string;
 }
 
 /**
@@ -81,6 +87,9 @@ export interface ChildRecord extends CapRef {
   createdAt: number;
   expiresAt: number | null;
 }
+
+/** Where a cap's {@link Tombstone} is kept. */
+export const TOMBSTONE = "tombstone";
 
 /** Left behind while a revocation cascade still has descendants to reach. */
 export interface Tombstone {

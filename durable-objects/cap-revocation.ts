@@ -2,7 +2,7 @@ import { ok, type Result } from "../shared/result.ts";
 import { AUDIT_TABLES, type AuditLog } from "./audit-log.ts";
 import { type CapAuthorize, noSuchCap, RECORD } from "./cap-authorize.ts";
 import type { CapHost } from "./cap-host.ts";
-import type { CapRecord, CapRef, Tombstone } from "./cap-record.ts";
+import { type CapRecord, type CapRef, TOMBSTONE, type Tombstone } from "./cap-record.ts";
 import { closeWatchSockets } from "./cap-watch-socket.ts";
 import { CHILD, CHILD_COUNT, chunks } from "./child-index.ts";
 import { holdsOnly } from "./leaf-state.ts";
@@ -11,7 +11,6 @@ import { revokeChildren } from "./revocation-cascade.ts";
 import { FORMAT_TABLE } from "./state-migrations.ts";
 
 /** Left where a revocation reached: refuses a late init and holds the parent until the alarm clears it. */
-const TOMBSTONE = "tombstone";
 /** How soon an unfinished revocation cascade is retried. */
 const RETRY_MS = 5_000;
 /** setTimeout's largest delay; longer ones fire at once. */

@@ -67,7 +67,9 @@ export class CapTransfer {
     entries[CHILD_COUNT] = children.length;
     if (holderMark !== null) entries[HOLDER_MARK] = holderMark;
     for (const batch of chunks(Object.entries(entries), 128)) await this.host.storage.put(Object.fromEntries(batch));
-    this.log.replaceRows(audit);
+    // Replaced, not appended: a re-run of the same archive leaves one copy.
+    this.log.clear();
+    this.log.adopt(audit);
     // Last: only a fully staged cap is one the commit may make live.
     await this.host.storage.put(STAGED_RECORD, record);
     return ok("staged");

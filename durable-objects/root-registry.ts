@@ -7,13 +7,17 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
 import { RIGHTS, type Right } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
-import type { Backend, MintedCap, RootList } from "../shared/wire-types.ts";
+import type { Backend, MintedCap, ReissueStep, RootList } from "../shared/wire-types.ts";
 import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
+
 import { isCapRef, isRootLevels } from "./import-check.ts";
+
+import { LegacyReissue, type ReissueRequest } from "./legacy-reissue.ts";
+
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
@@ -54,6 +58,8 @@ export interface RegisteredRoot extends CapRef {
   createdAt: number;
   expiresAt: number | null;
   retention?: Retention;
+  /** The format-0 root this one re-issues (legacy-reissue.ts); absent on minted roots. */
+  reissuedFrom?: string;
 }
 
 export interface RootRequest extends GrantRequest {
@@ -79,6 +85,10 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
         this.#blocked = blockedBy(await checkR2Format(env.BUCKET));
       });
   }
+
+  private readonly legacy = new LegacyReissue(this.ctx.storage, () => this.env);
+  /** Re-issue steps run one at a time: two admins' runs would otherwise interleave at every await. */
+  private reissuing: Promise<unknown> = Promise.resolve();
 
   async mintRoot(request: RootRequest, origin: string): Promise<Result<MintedCap>> {
     if (this.#blocked) return this.#blocked;
@@ -182,6 +192,14 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
     if (!outcome.ok) return outcome;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return outcome;
+  }
+
+  /** One bounded step of re-issuing the caps of state format 0 (legacy-reissue.ts, docs/upgrading.md). */
+  async reissueLegacy(request: ReissueRequest, origin: string): Promise<Result<ReissueStep>> {
+    if (this.#blocked) return this.#blocked;
+    const step = this.reissuing.then(() => this.legacy.step(request, origin).catch(() => refuse("unavailable")));
+    this.reissuing = step;
+    return step;
   }
 
   async forgetRoot(id: string): Promise<null> {

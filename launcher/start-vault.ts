@@ -10,6 +10,7 @@ import { createDiskHost } from "../disk-host/index.ts";
 import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
+import { format0Cutoff } from "./format0-cutoff.ts";
 import { assertPortFree, isAddressInUse, PortInUseError } from "./port-in-use.ts";
 import { readRuntimeConfig } from "./runtime-config.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
@@ -73,11 +74,14 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
   const socketPath = path.join(runDir, "disk.sock");
   const diskSocket = await serveOnUnixSocket((request) => disk.serve(request), socketPath);
 
+  // Before the key is loaded: a format-0 folder is told apart by having none yet.
+  const format0Until = await format0Cutoff(settings.state);
   const bindings: Record<string, string> = {
     CAPVAULT_ADMIN_TOKEN: adminToken,
     CAPVAULT_DISK_SECRET: diskSecret,
     CAPVAULT_TOKEN_KEY: await loadVaultKey(settings.state),
   };
+  if (format0Until !== null) bindings.CAPVAULT_FORMAT0_UNTIL = String(format0Until);
   if (settings.maxFileBytes !== null) bindings.CAPVAULT_MAX_FILE_BYTES = String(settings.maxFileBytes);
   bindings.CAPVAULT_PUBLIC_URL = settings.publicUrl;
 

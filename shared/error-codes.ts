@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "forbidden",
   "outside_root",
   "no_such_cap",
+  "legacy_token",
   "not_found",
   "conflict",
   "precondition_failed",

@@ -96,6 +96,18 @@ describe("the refusal table", () => {
     }
   });
 
+  it("tells a format-0 token apart by its own code, naming the command and page that re-issue it, and nothing of the token", () => {
+    const legacy = refusal("legacyToken");
+    expect(legacy.code).toBe("legacy_token");
+    expect(legacy.message).toContain("state format 0");
+    expect(legacy.message).toContain("`capvault reissue-legacy`");
+    expect(legacy.message).toContain("docs/upgrading.md");
+    // Fixed: one text for every 32-character token, minted or made up.
+    expect(typeof REFUSALS.legacyToken.message).toBe("string");
+    expect(defaultMessage("legacy_token")).toBe(legacy.message);
+    expect(legacy.message).not.toBe(refusal("noSuchCap").message);
+  });
+
   it("echoes a client's own name at most 40 characters long", () => {
     const long = `${"a".repeat(40)}/srv/vault/tenant-a/`;
     expect(refusal("unknownField", { field: echoedName(long) }).message).toBe(`unknown field "${"a".repeat(40)}"`);

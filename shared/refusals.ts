@@ -25,6 +25,20 @@ export const REFUSALS = {
   ...FILE_REFUSALS,
   // -- caps and rights
   noSuchCap: { code: "no_such_cap", message: "no such capability" },
+  // Every 32-character token, minted or made up, gets these same bytes: no object is asked (docs/upgrading.md).
+  legacyToken: {
+    code: "legacy_token",
+    message:
+      "this token was minted by capvault before signed tokens (state format 0) and opens nothing now; " +
+      "the vault's admin re-issues these caps with `capvault reissue-legacy`: see docs/upgrading.md",
+  },
+  reissueCutoffUnknown: {
+    code: "bad_request",
+    message:
+      "this vault holds no record of when it left state format 0: give mintedBefore, the time its first signed token " +
+      "could be minted (capvault reissue-legacy --minted-before TIME; see docs/upgrading.md)",
+  },
+  mintedBeforeInvalid: { code: "bad_request", message: "mintedBefore must be an ISO 8601 time, not in the future" },
   capExists: { code: "conflict", message: "cap already exists" },
   needsRights: {
     code: "forbidden",
@@ -185,6 +199,7 @@ const CODE_REASON = {
   forbidden: "lacksRight",
   outside_root: "outsideRoot",
   no_such_cap: "noSuchCap",
+  legacy_token: "legacyToken",
   not_found: "notFound",
   conflict: "fileDirectoryClash",
   precondition_failed: "preconditionFailed",

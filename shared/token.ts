@@ -18,6 +18,12 @@ const RANDOM_BYTES = 20;
 const MAC_BYTES = 10;
 /** 30 bytes = 240 bits: exactly 48 base32 characters, no padding bits. */
 const TOKEN_SHAPE = /^[a-z2-7]{48}$/;
+/**
+ * The shape of every token minted before tokens were signed (state format 0):
+ * 20 random bytes, no MAC. None verifies; the worker names them apart only to
+ * say how they are re-issued (docs/upgrading.md), never by asking an object.
+ */
+const LEGACY_TOKEN_SHAPE = /^[a-z2-7]{32}$/;
 
 /** Lowercase RFC 4648 base32 without padding. */
 export function base32(bytes: Uint8Array): string {
@@ -94,6 +100,31 @@ export async function verifyToken(token: string, rawKey: string | undefined): Pr
   let diff = 0;
   for (let i = 0; i < MAC_BYTES; i++) diff |= expected[i]! ^ bytes[RANDOM_BYTES + i]!;
   return diff === 0;
+}
+
+/** True for any string of the format-0 token shape, whether or not such a cap ever existed. */
+export function isLegacyToken(token: string): boolean {
+  return typeof token === "string" && LEGACY_TOKEN_SHAPE.test(token);
+}
+
+/**
+ * The signed token that re-issues the format-0 cap whose object is named
+ * `legacyKey` (docs/upgrading.md): its random part is derived from the vault
+ * key and that name, so a re-issue cut short and run again hands out the same
+ * token without any token being stored. An unbound token, as format 0 had no
+ * holders.
+ */
+export async function reissuedToken(rawKey: string | undefined, legacyKey: string): Promise<Result<string>> {
+  const key = await tokenHmacKey(rawKey);
+  if (!key) return refuse("noTokenKey");
+  const label = new TextEncoder().encode(`capvault reissue-legacy\0${legacyKey}`);
+  const derived = new Uint8Array(await crypto.subtle.sign("HMAC", key, label));
+  const bytes = new Uint8Array(RANDOM_BYTES + MAC_BYTES);
+  const random = bytes.subarray(0, RANDOM_BYTES);
+  random.set(derived.subarray(0, RANDOM_BYTES));
+  random[0] = random[0]! & 0x7f;
+  bytes.set(await macOf(key, random), RANDOM_BYTES);
+  return ok(base32(bytes));
 }
 
 /**

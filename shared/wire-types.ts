@@ -234,6 +234,25 @@ export interface RootView {
   expiresAt: string | null;
 }
 
+/**
+ * A format-0 cap `POST /admin/reissue-legacy` re-issued (docs/upgrading.md): its old public id, and the
+ * new cap over the same root, rights, label, expiry and place in the tree (`parent`: the new id of its parent).
+ */
+export interface ReissuedCap {
+  oldId: string;
+  id: string;
+  url: string;
+  label: string | null;
+  parent: string | null;
+  depth: number;
+}
+
+/** One step of `POST /admin/reissue-legacy`: the caps it re-issued (repeated until acknowledged), and whether all are. */
+export interface ReissueStep {
+  reissued: ReissuedCap[];
+  done: boolean;
+}
+
 /** One page of `GET /admin/roots`: live roots in id order; `cursor` is null on the last page. */
 export interface RootList {
   roots: RootView[];

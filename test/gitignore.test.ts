@@ -16,4 +16,10 @@ describe(".gitignore", () => {
     const out = execFileSync("git", ["check-ignore", "--no-index", file], { cwd: PROJECT_ROOT, encoding: "utf8" });
     expect(out.trim()).toBe(file);
   });
+
+  it("keeps every file of the state fixtures, a scenario's tmp/ folder included", () => {
+    // A fixture is data written by an old build: a file left out of the commit is a fixture that lies.
+    const file = "test/fixtures/state/1/543d63e/disk/fixture/tmp/inner/x.txt";
+    expect(() => execFileSync("git", ["check-ignore", "--no-index", file], { cwd: PROJECT_ROOT })).toThrow();
+  });
 });

@@ -3,7 +3,7 @@ import type { CapObject } from "../durable-objects/cap-object.ts";
 import { capObjectStub } from "../durable-objects/object-stubs.ts";
 import { refusal, refuse } from "../shared/refusals.ts";
 import type { CapFailure, Result } from "../shared/result.ts";
-import { digestToken, verifyToken } from "../shared/token.ts";
+import { digestToken, isLegacyToken, verifyToken } from "../shared/token.ts";
 import type { CapInfo } from "../shared/wire-types.ts";
 import type { Env } from "./env.ts";
 import { ticketedStub, verifiedByGate } from "./holder-ticket.ts";
@@ -12,18 +12,22 @@ import { errorResponse } from "./http-error.ts";
 export type AppEnv = { Bindings: Env; Variables: { capId?: string } };
 
 /**
- * The object for a token, or `null` for a token this vault never minted. A
- * malformed or forged token is answered exactly like a revoked one, by the
- * caller.
+ * The object for a token, or the refusal for a token this vault never
+ * minted: every surface resolves its token here. A malformed or forged token
+ * is answered exactly like a revoked one (`no_such_cap`); a token of the
+ * format-0 shape (32 characters, no MAC) gets `legacy_token`, which names
+ * the admin's re-issue, and is the same answer whether or not such a cap
+ * ever existed: no object is asked.
  */
-export async function capStub(c: Context<AppEnv>, token: string): Promise<DurableObjectStub<CapObject> | null> {
+export async function capStub(c: Context<AppEnv>, token: string): Promise<Result<DurableObjectStub<CapObject>>> {
   // The MAC is checked before any object is addressed: the runtime keeps a
   // file for every object ever addressed, so a made-up token must never name one.
   const known = verifiedByGate(c, token);
-  if (!known && !(await verifyToken(token, c.env.CAPVAULT_TOKEN_KEY))) return null;
+  if (!known && !(await verifyToken(token, c.env.CAPVAULT_TOKEN_KEY)))
+    return refuse(isLegacyToken(token) ? "legacyToken" : "noSuchCap");
   const { key, id } = known ?? (await digestToken(token));
   c.set("capId", id);
-  return ticketedStub(c, key, capObjectStub(c.env, key));
+  return { ok: true, value: ticketedStub(c, key, capObjectStub(c.env, key)) };
 }
 
 export type CapStub = DurableObjectStub<CapObject>;
@@ -36,9 +40,9 @@ export type CapStub = DurableObjectStub<CapObject>;
  */
 export async function liveCap(c: Context<AppEnv>, token: string): Promise<Result<{ cap: CapStub; info: CapInfo }>> {
   const cap = await capStub(c, token);
-  if (!cap) return refuse("noSuchCap");
-  const info = await cap.describe();
-  return info.ok ? { ok: true, value: { cap, info: info.value } } : info;
+  if (!cap.ok) return cap;
+  const info = await cap.value.describe();
+  return info.ok ? { ok: true, value: { cap: cap.value, info: info.value } } : info;
 }
 
 /** `problem`, unless the cap is dead: then `no_such_cap`, as for every request to a dead cap. */

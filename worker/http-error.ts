@@ -22,6 +22,9 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
       return 404;
     case "conflict":
       return 409;
+    // Gone: a format-0 token once named a cap; its admin re-issues it (docs/upgrading.md).
+    case "legacy_token":
+      return 410;
     case "length_required":
       return 411;
     case "precondition_failed":

@@ -41,8 +41,8 @@ type Handler = (cap: CapStub, c: Context<AppEnv>) => Promise<Response>;
 function withCap(handler: Handler) {
   return async (c: Context<AppEnv>) => {
     const cap = await capStub(c, c.req.param("token") ?? "");
-    if (!cap) return errorResponse(refusal("noSuchCap"));
-    return handler(cap, c);
+    if (!cap.ok) return errorResponse(cap.error);
+    return handler(cap.value, c);
   };
 }
 

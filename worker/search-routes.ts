@@ -14,8 +14,9 @@ import { readQuery } from "./query-params.ts";
 export const searchRoutes = new Hono<AppEnv>();
 
 searchRoutes.get("/:token/search", async (c) => {
-  const cap = await capStub(c, c.req.param("token"));
-  if (!cap) return errorResponse(refusal("noSuchCap"));
+  const stub = await capStub(c, c.req.param("token"));
+  if (!stub.ok) return errorResponse(stub.error);
+  const cap = stub.value;
   const q = readQuery(c.req.url, SEARCH_PARAMS);
   const query = q.ok ? parseSearchQuery(q.value as Record<(typeof SEARCH_PARAMS)[number], string | null>) : q;
   if (!query.ok || !q.ok) return errorResponse(await problemFor(cap, query.ok ? refusal("badRequest") : query.error));

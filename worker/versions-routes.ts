@@ -1,5 +1,4 @@
 import { type Context, Hono } from "hono";
-import { refusal } from "../shared/refusals.ts";
 import { settleBody } from "../shared/settle-body.ts";
 import { type AppEnv, type CapStub, capStub, problemFor } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
@@ -21,8 +20,8 @@ function withCap(handler: (cap: CapStub, c: Context<AppEnv>) => Promise<Response
     const cap = await capStub(c, c.req.param("token") ?? "");
     // Restore and redact take no body: whatever came is read and dropped, so the answer is never cut.
     await settleBody(c.req.raw.body, declaredLength(c.req.header("content-length")));
-    if (!cap) return errorResponse(refusal("noSuchCap"));
-    return handler(cap, c);
+    if (!cap.ok) return errorResponse(cap.error);
+    return handler(cap.value, c);
   };
 }
 

@@ -1,4 +1,4 @@
-import type { MintedCap, RootList, RootView } from "../../shared/wire-types.ts";
+import type { MintedCap, ReissueStep, RootList, RootView } from "../../shared/wire-types.ts";
 import { CapError } from "./cap-error.ts";
 import { assertCapIdShape } from "./cap-id.ts";
 import { parseVaultUrl } from "./cap-url.ts";
@@ -125,6 +125,26 @@ export class AdminClient {
       expect: [200, 202, 204],
     });
     return revokeResult(response, this.#http);
+  }
+
+  /**
+   * One step of re-issuing the caps of state format 0 (docs/upgrading.md):
+   * the caps it re-issued, and whether every one is. Pass the old ids of the
+   * last step's caps in `ack` once their new URLs are kept: until then each
+   * step hands them again. `capvault reissue-legacy` runs the steps.
+   */
+  async reissueLegacyStep(options: { mintedBefore?: string; ack?: readonly string[] } = {}): Promise<ReissueStep> {
+    const response = await this.#http.send({
+      method: "POST",
+      url: `${this.#mount}/admin/reissue-legacy`,
+      headers: this.#auth(),
+      json: {
+        ...(options.mintedBefore === undefined ? {} : { mintedBefore: options.mintedBefore }),
+        ack: options.ack ?? [],
+      },
+      expect: [200],
+    });
+    return this.#http.json<ReissueStep>(response);
   }
 
   toString(): string {

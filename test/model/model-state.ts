@@ -27,6 +27,7 @@ export const STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   outside_root: 403,
   no_such_cap: 404,
+  legacy_token: 410,
   not_found: 404,
   conflict: 409,
   length_required: 411,

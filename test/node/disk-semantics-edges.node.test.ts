@@ -198,7 +198,7 @@ describe("stale temps", () => {
     await fx.host.cleanStaleTemps();
     expect(await readdir(join(fx.base, "r/keep"))).toEqual(["me.txt"]);
     expect(await readdir(join(fx.base, "r"))).toEqual(["keep"]);
-    expect((await readdir(fx.base)).sort()).toEqual([".capvault-meta", ".capvault-versions", "r"]);
+    expect((await readdir(fx.base)).sort()).toEqual([".capvault-format", ".capvault-meta", ".capvault-versions", "r"]);
     expect(expectOk(await fx.storage.stat(entryAt(ROOT, "keep/me.txt")))).toMatchObject({ contentType: "text/x-kept" });
     expect(await readdir(join(fx.base, ".capvault-meta"))).toHaveLength(1);
   });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { refusal } from "../../shared/refusals.ts";
 import { base32 } from "../../shared/token.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
@@ -86,7 +87,11 @@ describe("forged tokens", () => {
         }),
       );
     }
-    expect([...answers]).toEqual([`404 {"error":{"code":"no_such_cap","message":"no such capability"}}\n`]);
+    // Every forgery answers as an unknown cap, but the 32-character ones, which get format 0's one answer.
+    expect([...answers].sort()).toEqual([
+      `404 {"error":{"code":"no_such_cap","message":"no such capability"}}\n`,
+      `410 ${JSON.stringify({ error: refusal("legacyToken") })}\n`,
+    ]);
 
     const after = await snapshot(objects);
     expect([...after.keys()].filter((file) => !before.has(file))).toEqual([]);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -36,6 +36,8 @@ export interface TestVault {
 export interface TestVaultOptions {
   env?: Record<string, string>;
   args?: string[];
+  /** Existing state and disk folders (a state fixture) to copy in and start on, instead of fresh ones. */
+  from?: { state: string; diskRoot: string };
 }
 
 /**
@@ -51,6 +53,10 @@ export async function startTestVault(options: TestVaultOptions = {}): Promise<Te
   // leave with `base` even when a test SIGKILLs the vault, which then cleans up nothing itself.
   const tmp = path.join(base, "tmp");
   await mkdir(tmp, { mode: 0o700 });
+  if (options.from) {
+    await cp(options.from.state, state, { recursive: true });
+    await cp(options.from.diskRoot, diskRoot, { recursive: true });
+  }
   let log = "";
   let child: ChildProcess;
   let url = "";

@@ -343,6 +343,10 @@ describe("hostile codes", () => {
     const refused = await approve(flow, dead.token);
     expect(refused.status).toBe(404);
     expect(await refused.text()).toContain("no such capability");
+    // A cap URL from before signed tokens is told how it is re-issued, as on every route.
+    const legacy = await approve(flow, `https://vault.test/object/${"a".repeat(32)}`);
+    expect(legacy.status).toBe(410);
+    expect(await legacy.text()).toContain("capvault reissue-legacy");
     const denied = await approve(flow, root.token, { decision: "deny" });
     expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
     expect(((await (await root.children()).json()) as { children: unknown[] }).children).toEqual([]);

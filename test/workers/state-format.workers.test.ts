@@ -11,6 +11,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CAP_MIGRATIONS } from "../../durable-objects/cap-migrations.ts";
 import { CapObject } from "../../durable-objects/cap-object.ts";
+import { TOMBSTONE } from "../../durable-objects/cap-record.ts";
 import { CHILD_COUNT } from "../../durable-objects/child-index.ts";
 import { JOURNAL_MIGRATIONS } from "../../durable-objects/journal-migrations.ts";
 import { RootJournal } from "../../durable-objects/root-journal.ts";
@@ -101,6 +102,20 @@ describe("state format: migrations", () => {
     });
     const page = (await (await cap(root.token).children()).json()) as { children: unknown[] };
     expect(page.children).toHaveLength(2);
+  });
+
+  it("a format 0 tombstone's pending children become child records, which the alarm's retry walks", async () => {
+    const key = [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await runInDurableObject(env.CAPS.get(env.CAPS.idFromName(key)), (_i, state) => {
+      const pending = [{ id: "aaaaaaaaaaaaaaaa", key: "0".repeat(64) }];
+      state.storage.kv.put(TOMBSTONE, { pending, parent: null });
+      new CapObject(state as DurableObjectState, env);
+      expect(state.storage.kv.get(TOMBSTONE)).toEqual({ pending: [], parent: null });
+      expect(state.storage.kv.get("child:aaaaaaaaaaaaaaaa")).toEqual(pending[0]);
+      expect(storedFormat(state.storage, "cap")).toBe(STATE_FORMAT);
+      state.storage.sql.exec(`DROP TABLE ${FORMAT_TABLE}`);
+      for (const [k] of [...state.storage.kv.list()]) state.storage.kv.delete(k);
+    });
   });
 
   it("each store's migrations are idempotent: run again over current state, they change nothing", async () => {

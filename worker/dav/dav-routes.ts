@@ -63,9 +63,9 @@ function request(c: Context<AppEnv>, cap: CapStub, mount: string, basic: boolean
 
 const byUrl = async (c: Context<AppEnv>) => {
   const cap = await capStub(c, c.req.param("token") ?? "");
-  if (!cap) return davError({ basic: false }, refusal("noSuchCap"));
+  if (!cap.ok) return davError({ basic: false }, cap.error);
   const mount = /^\/object\/[^/]+\/dav/.exec(new URL(c.req.url).pathname)?.[0] ?? "";
-  return request(c, cap, mount, false);
+  return request(c, cap.value, mount, false);
 };
 
 /** The cap token from `Authorization: Basic`, the user name ignored; `null` when absent or malformed. */
@@ -85,10 +85,12 @@ function basicPassword(header: string | undefined): string | null {
 const byBasic = async (c: Context<AppEnv>) => {
   const token = basicPassword(c.req.header("authorization"));
   const cap = token === null ? null : await capStub(c, token);
-  if (!cap || token === null) return basicChallenge();
+  // A format-0 token as the password gets its own answer (davError challenges only for no_such_cap).
+  if (cap === null || token === null) return basicChallenge();
+  if (!cap.ok) return davError({ basic: true }, cap.error);
   // A holder-bound cap needs its proof, which a mount dialog cannot make: it reads as unknown here.
-  if (mayBeBound(token) && !(await cap.admitHolder({ kind: "unproved" }, Date.now())).ok) return basicChallenge();
-  return request(c, cap, "/dav", true);
+  if (mayBeBound(token) && !(await cap.value.admitHolder({ kind: "unproved" }, Date.now())).ok) return basicChallenge();
+  return request(c, cap.value, "/dav", true);
 };
 
 davRoutes.all("/object/:token/dav", byUrl);

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { refusal } from "../../shared/refusals.ts";
 import { type AppEnv, type CapStub, capStub, publicOrigin } from "../cap-stub.ts";
 import { errorResponse } from "../http-error.ts";
 import { readJsonBody } from "../json-body.ts";
@@ -31,8 +30,9 @@ export const mcpRoutes = new Hono<AppEnv>();
 mcpRoutes.use("/:token/mcp", foreignOriginRefused);
 
 mcpRoutes.all("/:token/mcp", async (c) => {
-  const cap = await capStub(c, c.req.param("token"));
-  if (!cap) return errorResponse(refusal("noSuchCap"));
+  const stub = await capStub(c, c.req.param("token"));
+  if (!stub.ok) return errorResponse(stub.error);
+  const cap = stub.value;
   // A cap's rights are fixed when it is minted; whether it is alive is not.
   // Tool calls on a cap whose rights are known skip asking first: every tool
   // call reaches the cap, which refuses it when dead, and any refusal below

@@ -18,7 +18,8 @@ import { newSecret, seal, secretDigest } from "./oauth-secrets.ts";
 
 const QUERY_BYTES = 8 * 1024;
 const MAX_STATE_LENGTH = 1024;
-const CAP_TOKEN = /^[a-z2-7]{48}$/;
+/** A token as minted, or of the format-0 shape (32 characters), which the cap's route answers with its re-issue. */
+const CAP_TOKEN = /^(?:[a-z2-7]{48}|[a-z2-7]{32})$/;
 
 /**
  * Checks an authorization request (query or form). Before the client and
@@ -155,6 +156,6 @@ export function authorizationRoutes(routes: Hono<AppEnv>, dispatch: Dispatch): v
 function capToken(value: string | null | undefined): string | null {
   const text = (value ?? "").trim();
   if (CAP_TOKEN.test(text)) return text;
-  const m = /(?:\/object\/|#)([a-z2-7]{48})(?:[/?#]|$)/.exec(text);
+  const m = /(?:\/object\/|#)([a-z2-7]{48}|[a-z2-7]{32})(?:[/?#]|$)/.exec(text);
   return m ? m[1]! : null;
 }
