@@ -93,7 +93,7 @@ export const ADMIN_TOKEN_FILE_OPTION: OptionSpec = {
  * admin token: `--admin-token-file`, else `CAPVAULT_ADMIN_TOKEN_FILE`, else
  * `CAPVAULT_ADMIN_TOKEN`. A file keeps the token out of the process list.
  */
-export function adminFromEnv(input: CommandInput, command: string): AdminClient {
+export function adminCredentials(input: CommandInput, command: string): { url: string; token: string } {
   const flagFile = input.values["admin-token-file"];
   const file = typeof flagFile === "string" ? flagFile : input.io.env.CAPVAULT_ADMIN_TOKEN_FILE || undefined;
   let token = input.io.env.CAPVAULT_ADMIN_TOKEN;
@@ -115,6 +115,13 @@ export function adminFromEnv(input: CommandInput, command: string): AdminClient 
     );
   }
   const url = input.io.env.CAPVAULT_URL || DEFAULT_VAULT_URL;
+  if (!/^https?:\/\//i.test(url)) throw new UsageError("CAPVAULT_URL is not an http(s) URL", command);
+  return { url, token };
+}
+
+/** The admin client of {@link adminCredentials}. */
+export function adminFromEnv(input: CommandInput, command: string): AdminClient {
+  const { url, token } = adminCredentials(input, command);
   try {
     return new AdminClient(url, token, input.io.fetch ? { fetch: input.io.fetch } : {});
   } catch {

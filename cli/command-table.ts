@@ -2,8 +2,10 @@ import type { CommandSpec } from "./command-spec.ts";
 import { catCommand } from "./commands/cat-command.ts";
 import { childrenCommand } from "./commands/children-command.ts";
 import { cpCommand } from "./commands/cp-command.ts";
+import { exportCommand } from "./commands/export-command.ts";
 import { mkdirCommand, rmdirCommand } from "./commands/folder-commands.ts";
 import { getCommand } from "./commands/get-command.ts";
+import { importCommand } from "./commands/import-command.ts";
 import { infoCommand } from "./commands/info-command.ts";
 import { keyCommand } from "./commands/key-command.ts";
 import { lsCommand } from "./commands/ls-command.ts";
@@ -28,6 +30,8 @@ import { watchCommand } from "./commands/watch-command.ts";
 export const COMMANDS: readonly CommandSpec[] = [
   serveCommand,
   mintCommand,
+  exportCommand,
+  importCommand,
   infoCommand,
   lsCommand,
   treeCommand,

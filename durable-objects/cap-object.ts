@@ -32,11 +32,16 @@ import { quotaInfo } from "./cap-quota.ts";
 import { type CapRecord, type ChildRecord, isoOrNull } from "./cap-record.ts";
 import { CapRevocation, type RevokeOutcome } from "./cap-revocation.ts";
 import { grantSearch } from "./cap-search.ts";
+import { CapTransfer } from "./cap-transfer.ts";
 import type { VersionBody } from "./cap-versions.ts";
 import type { WatchSocketGrant } from "./cap-watch-socket.ts";
 import type { DelegationChild } from "./delegation-tree.ts";
 import { type HolderAdmission, HolderProofs } from "./holder-binding.ts";
+
+import type { CapExport } from "./import-check.ts";
+
 import { type AdoptOutcome, type LegacyChildren, type LegacyRecord, legacyObject } from "./legacy-reissue.ts";
+
 import type { ObjectEnv } from "./object-env.ts";
 import { blockedBy, migrateOnWake, type Refused, stampFormat } from "./state-migrations.ts";
 
@@ -51,6 +56,9 @@ const NOT_A_REQUEST_CALL = new Set([
   "fetch",
   "admitHolder",
   "withHolder",
+  "exportState",
+  "stageImport",
+  "commitImport",
   "legacyRecord",
   "legacyChildren",
   "adoptReissued",
@@ -87,6 +95,8 @@ export class CapObject extends DurableObject<ObjectEnv> {
   private readonly davLocks = new CapDavLocks(this.host, this.gate);
   /** WebDAV dead properties (issue 26): bounded per resource and per cap (cap-dav-props.ts). */
   private readonly davProps = new CapDavProps(this.host, this.gate);
+  /** Vault export and import (docs/export-import.md): the admin's routes reach it through the registry only. */
+  private readonly transfer = new CapTransfer(this.host, this.gate, this.log, this.revocation);
   /** 2025-era MCP sessions' resource subscriptions (worker/mcp/mcp-subscriptions.ts): in memory, bounded. */
   private readonly mcpSessions = new CapMcpSessions(this.gate);
   /**
@@ -337,6 +347,26 @@ export class CapObject extends DurableObject<ObjectEnv> {
   async auditTrail(rawLimit: string | null): Promise<Result<{ entries: AuditEntry[] }>> {
     if (this.#blocked) return this.#blocked;
     return this.audit.trail(rawLimit);
+  }
+
+  // ---- vault export and import (cap-transfer.ts) ---------------------------
+
+  /** For an admin export only (no cap route calls it): record, children and audit in one moment; null when dead. */
+  async exportState(): Promise<Result<CapExport | null>> {
+    if (this.#blocked) return this.#blocked;
+    return this.transfer.exportState();
+  }
+
+  /** For an admin import only: stores the cap staged, not live, until the registry's commit. */
+  async stageImport(state: unknown): Promise<Result<"staged" | "live">> {
+    if (this.#blocked) return this.#blocked;
+    return this.transfer.stage(state);
+  }
+
+  /** The registry's import commit: the staged record becomes the live one. */
+  async commitImport(): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
+    return this.transfer.commit();
   }
 
   // ---- WebDAV locks (cap-dav-locks.ts) -------------------------------------

@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import { refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { blockedBy, type Migration, migrateOnWake } from "./state-migrations.ts";
 
 /**
@@ -95,6 +97,11 @@ export type RegisterOutcome = { kind: "registered" } | { kind: "full" } | { kind
 
 export type AuthorizingClient = { kind: "ok"; client: ClientRecord } | { kind: "unknown" } | { kind: "busy" };
 
+/** What a vault export carries of this registry: clients and live grants with their token digests (no codes: they last 60 s). */
+const CARRIED_PREFIXES = ["client:", "access:", "refresh:", "grant:"];
+/** Entries per export or import page. */
+export const OAUTH_PAGE = 200;
+
 const expired = (expiresAt: number | null, now: number) => expiresAt !== null && expiresAt <= now;
 
 /** The registry's migrations (state-migrations.ts). Its clients, codes and grants are sync KV entries, unchanged. */
@@ -146,6 +153,53 @@ export class OAuthRegistry extends DurableObject {
     if (sql.exec("SELECT 1 FROM dpop_proofs WHERE jkt = ? AND jti = ?", jkt, jti).toArray().length > 0) return false;
     sql.exec("INSERT INTO dpop_proofs (jkt, jti, until) VALUES (?, ?, ?)", jkt, jti, until);
     return true;
+  }
+
+  /**
+   * For a vault export (docs/export-import.md): a page of the carried entries
+   * after the key `after`, as stored: digests and sealed caps, never a secret.
+   */
+  exportEntries(after: string | null): Result<{ entries: [string, unknown][]; cursor: string | null }> {
+    if (this.#blocked) return this.#blocked;
+    if (after !== null && typeof after !== "string") return refuse("invalidCursor");
+    const entries: [string, unknown][] = [];
+    let last: string | null = null;
+    let scanned = 0;
+    for (const [key, value] of this.kv.list({ ...(after ? { startAfter: after } : {}), limit: OAUTH_PAGE })) {
+      scanned++;
+      last = key;
+      if (CARRIED_PREFIXES.some((p) => key.startsWith(p))) entries.push([key, value]);
+    }
+    return ok({ entries, cursor: scanned === OAUTH_PAGE ? last : null });
+  }
+
+  /**
+   * For a vault import: writes a page of entries an export read, each only
+   * where the key is free (a merge keeps this vault's own), counting the
+   * clients added. Refused whole when any entry is not of a carried kind.
+   */
+  importEntries(raw: unknown): Result<number> {
+    if (this.#blocked) return this.#blocked;
+    if (!Array.isArray(raw) || raw.length > OAUTH_PAGE) return refuse("importMalformed");
+    const valid = raw.every(
+      (e) =>
+        Array.isArray(e) &&
+        e.length === 2 &&
+        typeof e[0] === "string" &&
+        e[0].length <= 512 &&
+        CARRIED_PREFIXES.some((p) => (e[0] as string).startsWith(p)) &&
+        typeof e[1] === "object" &&
+        e[1] !== null,
+    );
+    if (!valid) return refuse("importMalformed");
+    let clients = 0;
+    for (const [key, value] of raw as [string, unknown][]) {
+      if (this.kv.get(key) !== undefined) continue;
+      this.kv.put(key, value);
+      if (key.startsWith("client:")) clients++;
+    }
+    if (clients > 0) this.kv.put("meta:clients", (this.kv.get<number>("meta:clients") ?? 0) + clients);
+    return ok(raw.length);
   }
 
   register(clientId: string, client: ClientRecord, now: number): RegisterOutcome {

@@ -8,6 +8,14 @@ import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import { uploadLimitsFrom } from "../storage-adapters/upload-limits.ts";
 import { JOURNAL_MIGRATIONS } from "./journal-migrations.ts";
+import {
+  exportRows,
+  importInline,
+  importRows,
+  isJournalTable,
+  liveBlobs,
+  supersededBlobs,
+} from "./journal-transfer.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { QuotaHolds } from "./quota-holds.ts";
 import { QuotaLedger } from "./quota-ledger.ts";
@@ -244,6 +252,70 @@ export class RootJournal extends DurableObject<ObjectEnv> {
     if (this.#blocked) return this.#blocked;
     try {
       this.holds.release(hold);
+      return ok(null);
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  // ---- vault export and import (journal-transfer.ts); admin routes only ----
+
+  /** One page of a table, in key order (docs/export-import.md). */
+  async exportTable(table: string, after: string | null): Promise<Result<ReturnType<typeof exportRows>>> {
+    if (this.#blocked) return this.#blocked;
+    if (!isJournalTable(table)) return refuse("importMalformed");
+    if (table === "versions" && after !== null && !/^[0-9]{1,16}$/.test(after)) return refuse("invalidCursor");
+    try {
+      return ok(exportRows(this.ctx.storage.sql, table, after));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** One page of the blobs held only as versions, each with a path of its history. */
+  async exportBlobs(after: string | null): Promise<Result<ReturnType<typeof supersededBlobs>>> {
+    if (this.#blocked) return this.#blocked;
+    try {
+      return ok(supersededBlobs(this.ctx.storage.sql, after));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** The current blob of each live path (at most a listing page of them). */
+  async exportLiveBlobs(paths: string[]): Promise<Result<Record<string, string | null>>> {
+    if (this.#blocked) return this.#blocked;
+    if (!Array.isArray(paths) || paths.length > 4000 || !paths.every((p) => typeof p === "string"))
+      return refuse("importMalformed");
+    try {
+      return ok(liveBlobs(this.ctx.storage.sql, paths));
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** Writes one page of an archive's rows, in one transaction; `backend` is the backend the root is on now. */
+  async importTable(archiveId: string, backend: Backend, table: string, rows: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
+    if (!isJournalTable(table) || typeof archiveId !== "string") return refuse("importMalformed");
+    try {
+      const written = this.ctx.storage.transactionSync(() =>
+        importRows(this.ctx.storage.sql, archiveId, table, rows, backend),
+      );
+      // Settings may have changed under the copy a commit compares against.
+      this.written.clear();
+      if (written.ok) await this.schedule();
+      return written;
+    } catch {
+      return refuse("unavailable");
+    }
+  }
+
+  /** An empty version this backend keeps in the journal rather than as a blob (R2: version-blobs.ts). */
+  async importInlineBlob(blob: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
+    try {
+      importInline(this.ctx.storage.sql, blob);
       return ok(null);
     } catch {
       return refuse("unavailable");

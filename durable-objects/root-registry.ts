@@ -13,7 +13,11 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
 import { type CapRef, isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
+
+import { isCapRef, isRootLevels } from "./import-check.ts";
+
 import { LegacyReissue, type ReissueRequest } from "./legacy-reissue.ts";
+
 import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
@@ -25,9 +29,28 @@ const REGISTRY_MIGRATIONS: readonly Migration[] = [{ to: 2, what: "the format st
 
 /** Key prefix of the registry's entries: `root:<id>`. */
 const ROOT_KEY_PREFIX = "root:";
+/** An import in progress (docs/export-import.md): `{ archiveId, startedAt }`, from its first call to its commit's end. */
+const IMPORT_OPEN = "import:open";
+/** Set once the import's commit began: from then on the commit is finished, by the admin's calls or by the alarm. */
+const IMPORT_COMMITTING = "import:committing";
+/** A staged root (`import:root:<id>`, a RegisteredRoot) and a staged cap (`import:cap:<key>`), each until committed. */
+const STAGED_ROOT = "import:root:";
+const STAGED_CAP = "import:cap:";
+/** Roots and caps made live per commit step: each cap is one call to its object. */
+const COMMIT_ROOTS = 200;
+const COMMIT_CAPS = 25;
+/** Roots and caps staged per call. */
+export const STAGE_PAGE = 100;
+/** How soon the alarm goes on with a commit the admin's calls stopped driving. */
+const COMMIT_RETRY_MS = 2_000;
+
+interface ImportMarker {
+  archiveId: string;
+  startedAt: number;
+}
 
 /** What the registry stores per root: the admin's view of it, and the digest that names its object. No token. */
-interface RegisteredRoot extends CapRef {
+export interface RegisteredRoot extends CapRef {
   label: string | null;
   backend: Backend;
   prefix: string;
@@ -183,6 +206,178 @@ export class RootRegistry extends DurableObject<ObjectEnv> {
     if (this.#blocked) return null;
     await this.ctx.storage.delete(ROOT_KEY_PREFIX + id);
     return null;
+  }
+
+  // ---- vault export and import (docs/export-import.md); admin routes only ----
+
+  /** A page of the registry's roots as stored (digest and prefix included: admin eyes only), in id order. */
+  async exportRoots(rawCursor: string | null): Promise<Result<{ roots: RegisteredRoot[]; cursor: string | null }>> {
+    if (this.#blocked) return this.#blocked;
+    const after = decodeCursor(rawCursor);
+    if (!after.ok) return after;
+    const records = await this.ctx.storage.list<RegisteredRoot>({
+      prefix: ROOT_KEY_PREFIX,
+      limit: STAGE_PAGE,
+      ...(after.value === null ? {} : { startAfter: ROOT_KEY_PREFIX + after.value }),
+    });
+    const last = [...records.keys()].at(-1);
+    const full = records.size === STAGE_PAGE && last !== undefined;
+    return ok({ roots: [...records.values()], cursor: full ? encodeCursor(last.slice(ROOT_KEY_PREFIX.length)) : null });
+  }
+
+  /** Whether any live root exists, and the import in progress, if one is. */
+  async importState(): Promise<Result<{ hasRoots: boolean; open: string | null; committing: boolean }>> {
+    if (this.#blocked) return this.#blocked;
+    const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
+    return ok({
+      hasRoots: await this.hasRoots(),
+      open: open?.archiveId ?? null,
+      committing: (await this.ctx.storage.get(IMPORT_COMMITTING)) !== undefined,
+    });
+  }
+
+  /**
+   * Opens (or resumes) the import of one archive. Refused while another is
+   * open, and, unless `merge`, when the vault already has a live root.
+   */
+  async importBegin(archiveId: string, merge: boolean): Promise<Result<{ committing: boolean }>> {
+    if (this.#blocked) return this.#blocked;
+    if (typeof archiveId !== "string" || !/^[0-9a-f]{32}$/.test(archiveId)) return refuse("importMalformed");
+    const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
+    if (open && open.archiveId !== archiveId) return refuse("importOtherStaged");
+    if (open) return ok({ committing: (await this.ctx.storage.get(IMPORT_COMMITTING)) !== undefined });
+    if (!merge && (await this.hasRoots())) return refuse("importNotEmpty");
+    await this.ctx.storage.put(IMPORT_OPEN, { archiveId, startedAt: Date.now() } satisfies ImportMarker);
+    return ok({ committing: false });
+  }
+
+  /** Whether `archiveId`'s import is open and not yet committing: the only time its records may be written. */
+  async importWritable(archiveId: string): Promise<Result<null>> {
+    if (this.#blocked) return this.#blocked;
+    const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
+    if (!open || open.archiveId !== archiveId) return refuse("importNotStaged");
+    if ((await this.ctx.storage.get(IMPORT_COMMITTING)) !== undefined) return refuse("importNotStaged");
+    return ok(null);
+  }
+
+  /** Stages a page of roots: kept apart from `root:` (so unlisted and unrevocable) until the commit. */
+  async stageRoots(archiveId: string, roots: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
+    const writable = await this.importWritable(archiveId);
+    if (!writable.ok) return writable;
+    if (!Array.isArray(roots) || roots.length > STAGE_PAGE || !roots.every((r) => this.isRegisteredRoot(r)))
+      return refuse("importMalformed");
+    for (const root of roots as RegisteredRoot[])
+      if ((await this.ctx.storage.get(ROOT_KEY_PREFIX + root.id)) !== undefined) return refuse("importCollision");
+    await this.ctx.storage.put(Object.fromEntries((roots as RegisteredRoot[]).map((r) => [STAGED_ROOT + r.id, r])));
+    return ok(roots.length);
+  }
+
+  /** Stages a page of caps in their own objects (cap-transfer.ts), each recorded here for the commit. */
+  async stageCaps(archiveId: string, caps: unknown): Promise<Result<number>> {
+    if (this.#blocked) return this.#blocked;
+    const writable = await this.importWritable(archiveId);
+    if (!writable.ok) return writable;
+    if (!Array.isArray(caps) || caps.length > STAGE_PAGE) return refuse("importMalformed");
+    for (const state of caps as { record?: unknown }[]) {
+      if (!isCapRef(state?.record)) return refuse("importMalformed");
+      const key = state.record.key;
+      const staged = await this.cap(key)
+        .stageImport(state)
+        .catch(() => refuse("unavailable"));
+      if (!staged.ok) return staged;
+      // Live already, while this import has not begun its commit: a cap of this vault, not of the archive.
+      if (staged.value === "live") return refuse("importCollision");
+      await this.ctx.storage.put(STAGED_CAP + key, 1);
+    }
+    return ok(caps.length);
+  }
+
+  /**
+   * One step of the commit: marks the import committing (durably, with an
+   * alarm that finishes it if the admin's calls stop), then makes a page of
+   * staged roots and caps live. `done` once nothing is left.
+   */
+  async commitImport(archiveId: string): Promise<Result<{ done: boolean }>> {
+    if (this.#blocked) return this.#blocked;
+    const open = await this.ctx.storage.get<ImportMarker>(IMPORT_OPEN);
+    if (!open || open.archiveId !== archiveId) return refuse("importNotStaged");
+    if ((await this.ctx.storage.get(IMPORT_COMMITTING)) === undefined) {
+      await this.ctx.storage.put(IMPORT_COMMITTING, { archiveId });
+      await this.ctx.storage.setAlarm(Date.now() + COMMIT_RETRY_MS);
+    }
+    return this.commitStep();
+  }
+
+  /**
+   * Gives up the open import that has not begun its commit, a page at a time
+   * (`done` once nothing is left): its staged roots and its list of staged
+   * caps go; each staged cap's object keeps its unread `import:cap` until the
+   * same archive is imported again. A commit that began is never undone.
+   */
+  async abortImport(archiveId: string): Promise<Result<{ done: boolean }>> {
+    if (this.#blocked) return this.#blocked;
+    const writable = await this.importWritable(archiveId);
+    if (!writable.ok) return writable;
+    for (const prefix of [STAGED_ROOT, STAGED_CAP]) {
+      const staged = await this.ctx.storage.list({ prefix, limit: COMMIT_ROOTS });
+      if (staged.size > 0) {
+        await this.ctx.storage.delete([...staged.keys()]);
+        return ok({ done: false });
+      }
+    }
+    await this.ctx.storage.delete(IMPORT_OPEN);
+    return ok({ done: true });
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.#blocked) return;
+    if ((await this.ctx.storage.get(IMPORT_COMMITTING)) === undefined) return;
+    const step = await this.commitStep();
+    if (!step.ok || !step.value.done) await this.ctx.storage.setAlarm(Date.now() + COMMIT_RETRY_MS);
+  }
+
+  private async commitStep(): Promise<Result<{ done: boolean }>> {
+    const roots = await this.ctx.storage.list<RegisteredRoot>({ prefix: STAGED_ROOT, limit: COMMIT_ROOTS });
+    if (roots.size > 0) {
+      const live = Object.fromEntries([...roots.values()].map((r) => [ROOT_KEY_PREFIX + r.id, r]));
+      await this.ctx.storage.put(live);
+      await this.ctx.storage.delete([...roots.keys()]);
+    }
+    const caps = await this.ctx.storage.list({ prefix: STAGED_CAP, limit: COMMIT_CAPS });
+    for (const name of caps.keys()) {
+      const made = await this.cap(name.slice(STAGED_CAP.length))
+        .commitImport()
+        .catch(() => refuse("unavailable"));
+      if (!made.ok) return made;
+      await this.ctx.storage.delete(name);
+    }
+    if (roots.size === COMMIT_ROOTS || caps.size === COMMIT_CAPS) return ok({ done: false });
+    await this.ctx.storage.delete([IMPORT_COMMITTING, IMPORT_OPEN]);
+    await this.ctx.storage.deleteAlarm();
+    return ok({ done: true });
+  }
+
+  private async hasRoots(): Promise<boolean> {
+    const page = await this.ctx.storage.list<RegisteredRoot>({ prefix: ROOT_KEY_PREFIX, limit: 1000 });
+    const now = Date.now();
+    // A full page of expired roots counts as roots: the vault is not shown to be empty.
+    return page.size === 1000 || [...page.values()].some((r) => r.expiresAt === null || r.expiresAt > now);
+  }
+
+  private isRegisteredRoot(v: unknown): v is RegisteredRoot {
+    if (!isCapRef(v)) return false;
+    const r = v as unknown as Record<string, unknown>;
+    return (
+      (r.backend === "r2" || r.backend === "disk") &&
+      selectStorage(this.env, r.backend) !== null &&
+      typeof r.prefix === "string" &&
+      isRootLevels([r.prefix]) &&
+      Array.isArray(r.rights) &&
+      (r.label === null || typeof r.label === "string") &&
+      typeof r.createdAt === "number" &&
+      (r.expiresAt === null || typeof r.expiresAt === "number")
+    );
   }
 
   private cap(key: string): DurableObjectStub<CapObject> {

@@ -114,6 +114,23 @@ export const REFUSALS = {
     code: "bad_request",
     message: (p: { backend: "r2" | "disk" }) => `the ${p.backend} backend is not configured on this deployment`,
   },
+  // -- export and import of a whole vault (docs/export-import.md)
+  importMalformed: { code: "bad_request", message: "an import record is malformed; nothing of it was stored" },
+  importNotEmpty: {
+    code: "conflict",
+    message: "this vault already has root caps: import into an empty vault, or ask for the merge rule (--merge)",
+  },
+  importCollision: { code: "conflict", message: "a cap or root of the archive already exists in this vault" },
+  importHistoryExists: {
+    code: "conflict",
+    message: "a storage root of the archive already holds version history in this vault",
+  },
+  importKeyMismatch: {
+    code: "conflict",
+    message: "this vault signs cap tokens with another key than the archive's; nothing was imported",
+  },
+  importOtherStaged: { code: "conflict", message: "another import is staged in this vault" },
+  importNotStaged: { code: "conflict", message: "no import of this archive is open in this vault" },
   // -- request shape
   foreignOrigin: {
     code: "forbidden",

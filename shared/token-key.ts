@@ -41,3 +41,19 @@ export async function tokenHmacKey(raw: string | undefined): Promise<CryptoKey |
   if (typeof raw === "string") imported = { raw, key };
   return key;
 }
+
+/**
+ * A public fingerprint of the token key: 128 bits of SHA-256 over a fixed
+ * label and the key's bytes, so two vaults can tell whether they sign alike
+ * without either showing its key. `null` without a usable key.
+ */
+export async function tokenKeyFingerprint(raw: string | undefined): Promise<string | null> {
+  const bytes = tokenKeyBytes(raw);
+  if (!bytes) return null;
+  const label = new TextEncoder().encode("capvault token key fingerprint\0");
+  const input = new Uint8Array(label.length + bytes.length);
+  input.set(label);
+  input.set(bytes, label.length);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", input));
+  return Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -5,6 +5,7 @@ import { refusal, refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { parseRetention } from "../shared/retention.ts";
 import { secretsEqual } from "../shared/token.ts";
+import { addTransferRoutes } from "./admin-transfer-routes.ts";
 import { type AppEnv, publicOrigin, requirePublicOrigin } from "./cap-stub.ts";
 import type { Env } from "./env.ts";
 import { errorResponse } from "./http-error.ts";
@@ -96,3 +97,6 @@ function parseReissue(value: unknown, env: Env, now: number): Result<{ until: nu
   }
   return ok({ until, ack: ack as string[] });
 }
+
+// Vault export and import (docs/export-import.md): behind the same admin check.
+addTransferRoutes(adminRoutes);

@@ -6,7 +6,23 @@
  * arrived are not the ones the vault described.
  */
 export class LocalRefusal extends Error {
-  readonly code: "symlink" | "not_a_folder" | "not_a_file" | "is_folder" | "integrity" | "local_error";
+  readonly code:
+    | "symlink"
+    | "not_a_folder"
+    | "not_a_file"
+    | "is_folder"
+    | "integrity"
+    | "local_error"
+    // A vault archive that cannot be imported (cli/archive/archive-error.ts).
+    | "archive_truncated"
+    | "archive_corrupt"
+    | "archive_too_new"
+    | "not_an_archive"
+    | "wrong_passphrase"
+    | "passphrase_required"
+    | "key_mismatch"
+    | "vault_not_empty"
+    | "merge_conflict";
 
   constructor(code: LocalRefusal["code"], message: string) {
     super(message);

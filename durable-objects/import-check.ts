@@ -1,0 +1,113 @@
+import { refuse } from "../shared/refusals.ts";
+import { parseRelPath } from "../shared/rel-path.ts";
+import { ok, type Result } from "../shared/result.ts";
+import { parseRights } from "../shared/rights.ts";
+import { base32 } from "../shared/token.ts";
+import type { AuditRow } from "./audit-log.ts";
+import type { CapRecord, ChildRecord } from "./cap-record.ts";
+import { MAX_CHILDREN } from "./child-index.ts";
+import { checkRoot } from "./path-check.ts";
+
+/**
+ * The shapes an import sends (docs/export-import.md), judged before anything
+ * is stored: the admin sends them, but an archive is a file that may have been
+ * edited, and a malformed record must be a 400, never a cap that breaks later.
+ */
+
+/** What one cap's object holds that an archive carries: read in one call, so one consistent moment. */
+export interface CapExport {
+  record: CapRecord;
+  children: ChildRecord[];
+  audit: AuditRow[];
+  /** The holder-binding replay mark (holder-binding.ts), so a proof admitted before the export is not admitted again. */
+  holderMark: number | null;
+}
+
+/** At most this many audit lines per cap (audit-log.ts keeps 1,000 done and 100 refused). */
+const MAX_AUDIT_ROWS = 1100;
+const KEY_SHAPE = /^[0-9a-f]{64}$/;
+const BLOB_SHAPE = /^[0-9a-f]{32}$/;
+
+type Shape = Record<string, unknown>;
+const isObject = (v: unknown): v is Shape => typeof v === "object" && v !== null && !Array.isArray(v);
+const isTime = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isTimeOrNull = (v: unknown) => v === null || isTime(v);
+const isStringOrNull = (v: unknown) => v === null || typeof v === "string";
+
+/** A cap's public id from its object's name (its token's digest): the first 80 bits, in base32. */
+export function idOfKey(key: string): string {
+  const bytes = new Uint8Array(10);
+  for (let i = 0; i < 10; i++) bytes[i] = Number.parseInt(key.slice(i * 2, i * 2 + 2), 16);
+  return base32(bytes);
+}
+
+/** A key and id that belong together: no import can name one cap's object with another's id. */
+export function isCapRef(v: unknown): v is { id: string; key: string } {
+  return isObject(v) && typeof v.key === "string" && KEY_SHAPE.test(v.key) && v.id === idOfKey(v.key);
+}
+
+export const isBlob = (v: unknown): v is string => typeof v === "string" && BLOB_SHAPE.test(v);
+
+/** Root levels as a cap holds them: `""` or prefixes ending in `/` that parse as paths, within the key limit. */
+export function isRootLevels(v: unknown): v is string[] {
+  if (!Array.isArray(v) || v.length === 0 || v.length > 17) return false;
+  if (!v.every((level, i) => typeof level === "string" && (level === "" ? i === 0 : level.endsWith("/")))) return false;
+  const root = parseRelPath("");
+  return root.ok && checkRoot(v as string[], root.value, "prefixTooLong").ok;
+}
+
+function isRecord(v: unknown): v is CapRecord {
+  if (!isCapRef(v)) return false;
+  const r = v as unknown as Shape;
+  return (
+    (r.backend === "r2" || r.backend === "disk") &&
+    isRootLevels(r.root) &&
+    parseRights(r.rights).ok &&
+    isStringOrNull(r.label) &&
+    isTime(r.createdAt) &&
+    isTimeOrNull(r.expiresAt) &&
+    (r.parent === null || isCapRef(r.parent)) &&
+    (r.depth === undefined || (Number.isSafeInteger(r.depth) && (r.depth as number) >= 0)) &&
+    (r.retention === undefined || isObject(r.retention)) &&
+    (r.quotas === undefined || Array.isArray(r.quotas)) &&
+    (r.historyFrom === undefined || isTime(r.historyFrom)) &&
+    (r.holder === undefined || r.holder === null || (isObject(r.holder) && typeof r.holder.jkt === "string"))
+  );
+}
+
+function isChild(v: unknown): v is ChildRecord {
+  if (!isCapRef(v)) return false;
+  const c = v as unknown as Shape;
+  return (
+    isStringOrNull(c.label) &&
+    typeof c.path === "string" &&
+    parseRelPath(c.path).ok &&
+    parseRights(c.rights).ok &&
+    isTime(c.createdAt) &&
+    isTimeOrNull(c.expiresAt)
+  );
+}
+
+function isAuditRow(v: unknown): v is AuditRow {
+  return (
+    isObject(v) &&
+    isTime(v.at) &&
+    typeof v.op === "string" &&
+    isStringOrNull(v.path) &&
+    typeof v.outcome === "string" &&
+    isStringOrNull(v.child) &&
+    Number.isSafeInteger(v.count) &&
+    (v.count as number) >= 1
+  );
+}
+
+/** One cap of an archive, or `importMalformed`. */
+export function checkCapExport(v: unknown): Result<CapExport> {
+  if (!isObject(v) || !isRecord(v.record)) return refuse("importMalformed");
+  if (!Array.isArray(v.children) || v.children.length > MAX_CHILDREN || !v.children.every(isChild))
+    return refuse("importMalformed");
+  if (!Array.isArray(v.audit) || v.audit.length > MAX_AUDIT_ROWS || !v.audit.every(isAuditRow))
+    return refuse("importMalformed");
+  if (!isTimeOrNull(v.holderMark)) return refuse("importMalformed");
+  return ok(v as unknown as CapExport);
+}
