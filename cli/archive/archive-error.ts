@@ -1,4 +1,4 @@
-import { LocalRefusal } from "../transfer/local-refusal.ts";
+import { type ArchiveRefusalCode, LocalRefusal } from "../transfer/local-refusal.ts";
 
 /**
  * Why an archive cannot be imported (or written), found before anything is
@@ -6,20 +6,7 @@ import { LocalRefusal } from "../transfer/local-refusal.ts";
  * never hold the passphrase, the token key or a host path.
  */
 export class ArchiveError extends LocalRefusal {
-  constructor(
-    code:
-      | "archive_truncated"
-      | "archive_corrupt"
-      | "archive_too_new"
-      | "not_an_archive"
-      | "wrong_passphrase"
-      | "passphrase_required"
-      | "key_mismatch"
-      | "vault_not_empty"
-      | "merge_conflict"
-      | "local_error",
-    message: string,
-  ) {
+  constructor(code: ArchiveRefusalCode | "local_error", message: string) {
     super(code, message);
     this.name = "ArchiveError";
   }

@@ -35,15 +35,13 @@ export class VaultAdmin {
     return { authorization: `Bearer ${this.#token}` };
   }
 
+  /** An admin GET that must answer 200. */
+  #fetchOk(route: string, query: Record<string, string | null | undefined>) {
+    return this.#http.send({ method: "GET", url: `${this.#base}${route}`, query, headers: this.#auth, expect: [200] });
+  }
+
   async get<T>(route: string, query: Record<string, string | null | undefined> = {}): Promise<T> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}${route}`,
-      query,
-      headers: this.#auth,
-      expect: [200],
-    });
-    return this.#http.json<T>(response);
+    return this.#http.json<T>(await this.#fetchOk(route, query));
   }
 
   /** A route that answers bytes: its length, headers and body, streamed. */
@@ -51,13 +49,7 @@ export class VaultAdmin {
     route: string,
     query: Record<string, string | null>,
   ): Promise<{ length: number; headers: Headers; body: AsyncIterable<Uint8Array> }> {
-    const response = await this.#http.send({
-      method: "GET",
-      url: `${this.#base}${route}`,
-      query,
-      headers: this.#auth,
-      expect: [200],
-    });
+    const response = await this.#fetchOk(route, query);
     const length = Number(response.headers.get("content-length"));
     const stream = response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() });
     return { length, headers: response.headers, body: Readable.fromWeb(stream as never) as AsyncIterable<Uint8Array> };

@@ -5,6 +5,18 @@
  * the local tree disagrees with the remote one; `integrity`: the bytes that
  * arrived are not the ones the vault described.
  */
+/** Why a vault archive cannot be imported (cli/archive/archive-error.ts): checked before anything is sent. */
+export type ArchiveRefusalCode =
+  | "archive_truncated"
+  | "archive_corrupt"
+  | "archive_too_new"
+  | "not_an_archive"
+  | "wrong_passphrase"
+  | "passphrase_required"
+  | "key_mismatch"
+  | "vault_not_empty"
+  | "merge_conflict";
+
 export class LocalRefusal extends Error {
   readonly code:
     | "symlink"
@@ -14,15 +26,7 @@ export class LocalRefusal extends Error {
     | "integrity"
     | "local_error"
     // A vault archive that cannot be imported (cli/archive/archive-error.ts).
-    | "archive_truncated"
-    | "archive_corrupt"
-    | "archive_too_new"
-    | "not_an_archive"
-    | "wrong_passphrase"
-    | "passphrase_required"
-    | "key_mismatch"
-    | "vault_not_empty"
-    | "merge_conflict";
+    | ArchiveRefusalCode;
 
   constructor(code: LocalRefusal["code"], message: string) {
     super(message);
