@@ -14,9 +14,11 @@ import { fileURLToPath } from "node:url";
  * a file of a few hundred requests, one request to a route that answers in
  * 1 ms took 50 to 100 ms, and `npm test` spent minutes there.
  * Upstream: cloudflare/workers-sdk#15092, fixed by #15106 ("install wrapper
- * prototype proxy once"), which no release has shipped yet: 0.23.0, the
- * newest, still wraps on every construction (revocation.workers alone: its
- * tests took 29 s unpatched, 13 s patched). Remove this once a release has it.
+ * prototype proxy once") only under the package's new name,
+ * @cloudflare/vitest-plugin (1.5.1 has it): 0.23.0, the newest
+ * vitest-pool-workers, still wraps on every construction (revocation.workers
+ * alone: its tests took 29 s unpatched, 13 s patched). Moving to the new
+ * package makes this file unneeded (docs/toolchain.md).
  *
  * The fix is theirs in substance: install the proxy once, still from the
  * first construction (workerd inspects the class before that). It rewrites
