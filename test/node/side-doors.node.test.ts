@@ -175,6 +175,27 @@ describe.each([
     }
   });
 
+  it("serves no R2 object at Miniflare's bucket routes, which read a bucket with no cap", async () => {
+    // Miniflare's entry worker answers these itself from every local bucket (launcher/sealed-entry.ts).
+    const secret = `bucket-secret-${Math.random().toString(36).slice(2)}`;
+    const r2Cap = vault.rootCapUrl.replace(/^https?:\/\/[^/]+/, vault.url);
+    const written = await fetch(`${r2Cap}/file?path=bucket-door.txt`, { method: "PUT", body: secret });
+    expect(written.status).toBe(201);
+    for (const route of ["/cdn-cgi/local/r2/public", "/cdn-cgi/local/r2/s3"]) {
+      for (const bucket of ["BUCKET", "capvault"]) {
+        for (const method of ["GET", "HEAD"]) {
+          const res = await fetch(`${vault.url}${route}/${bucket}/default/bucket-door.txt`, { method });
+          const body = await res.text();
+          expect(res.status, `${method} ${route}/${bucket}`).toBe(404);
+          expect(body).not.toContain(secret);
+          expect(res.headers.get("access-control-allow-origin")).toBeNull();
+        }
+      }
+    }
+    // The same object through the cap: the routes above were the only thing refused.
+    expect(await (await fetch(`${r2Cap}/file?path=bucket-door.txt`)).text()).toBe(secret);
+  });
+
   it("keeps the admin token out of every process's environment and command line", async () => {
     const token = vault.adminToken;
     expect(token.length).toBeGreaterThanOrEqual(32);

@@ -133,6 +133,76 @@ describe("copyChunks over nativeChunks: an upload's bytes through a few reused b
     await expect(digest.digest).rejects.toThrow();
   });
 
+  it("a source that fails after its last byte leaves every sink short of it: the put stores nothing", async () => {
+    // The runtime stores a put whose FixedLengthStream reached its length even when the stream is
+    // aborted after; the last chunk goes only once the source has ended cleanly, so it never does.
+    const key = `copy-chunks/${++counter}`;
+    const fixed = new FixedLengthStream(20 * 4096);
+    const putting = env.BUCKET.put(key, fixed.readable).then(
+      () => "stored",
+      () => "refused",
+    );
+    const got: number[] = [];
+    const counting = new WritableStream<Uint8Array>({ write: (chunk) => void got.push(chunk.byteLength) });
+    const source = nativeChunks(nativeBody(20, 4096, "fail"), { min: 4096, max: 4096 });
+    expect(await copyChunks(source, [fixed.writable, counting])).toBe(false);
+    expect(await putting).toBe("refused");
+    expect(await env.BUCKET.head(key)).toBeNull();
+    expect(got.reduce((a, b) => a + b, 0)).toBeLessThan(20 * 4096);
+  });
+
+  it("a cut stops a copy until its source has ended cleanly, never after; a signal stops it at any point", async () => {
+    /** Three chunks, then the end; the sink's write of the third waits until `release`. */
+    const copy = (options: Parameters<typeof copyChunks>[2]) => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let reached!: () => void;
+      const atLast = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const chunks = [1, 2, 3].map((n) => new Uint8Array(10).fill(n));
+      const source = new ReadableStream<Uint8Array>({
+        pull: (c) => {
+          const next = chunks.shift();
+          if (next) c.enqueue(next);
+          else c.close();
+        },
+      });
+      const got: number[] = [];
+      const sink = new WritableStream<Uint8Array>({
+        async write(chunk) {
+          if (chunk[0] === 3) {
+            reached();
+            await released;
+          }
+          got.push(chunk[0]!);
+        },
+      });
+      return { copying: copyChunks(source, [sink], options), atLast, release, got };
+    };
+    const cut = new AbortController();
+    const ended = copy({ cut: cut.signal });
+    await ended.atLast;
+    cut.abort(new Error("revoked"));
+    ended.release();
+    expect(await ended.copying).toBe(true);
+    expect(ended.got).toEqual([1, 2, 3]);
+    const stop = new AbortController();
+    const stopped = copy({ signal: stop.signal });
+    await stopped.atLast;
+    stop.abort(new Error("host answered"));
+    stopped.release();
+    expect(await stopped.copying).toBe(false);
+    // Cut before the end: the copy stops there.
+    const early = new AbortController();
+    early.abort();
+    const cutEarly = copy({ cut: early.signal });
+    cutEarly.release();
+    expect(await cutEarly.copying).toBe(false);
+  });
+
   it("a sink that fails cancels the source and aborts the other sinks", async () => {
     let cancelled: unknown = null;
     const source = new ReadableStream<Uint8Array>({
