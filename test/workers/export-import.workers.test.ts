@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { JOURNAL_PAGE_ROWS } from "../../durable-objects/journal-transfer.ts";
 import { rootJournalStub, rootRegistryStub } from "../../durable-objects/object-stubs.ts";
 import { digestToken, mintToken } from "../../shared/token.ts";
-import { ADMIN, call, cap, errorCode } from "./vault.ts";
+import { ADMIN, call, cap, errorCode, mintRoot } from "./vault.ts";
 
 const auth = { authorization: `Bearer ${ADMIN}` };
 const get = async (route: string) => {
@@ -177,6 +177,29 @@ describe("import", () => {
     const other = await post("/import/begin", { archiveId: "b".repeat(32), keyFingerprint: fingerprint, merge: true });
     expect(await errorCode(other)).toBe("conflict");
     await finish(open);
+  });
+});
+
+describe("the merge rule", () => {
+  it("a vault with roots is refused without --merge; with it, the import adds what does not collide and refuses what does", async () => {
+    const existing = await mintRoot(`ei-merge-${crypto.randomUUID()}/`);
+    const fingerprint = ((await get("/state")) as { keyFingerprint: string }).keyFingerprint;
+    const plain = await post("/import/begin", { archiveId: "c".repeat(32), keyFingerprint: fingerprint, merge: false });
+    expect(await errorCode(plain)).toBe("conflict");
+    expect(await get("/state")).toMatchObject({ open: null });
+    const archiveId = await begin(true);
+    // A cap the vault already has (its key live here) is a collision: refused, and the existing cap untouched.
+    const { key, id } = await digestToken(existing.token);
+    const clash = await archivedCap("ei-merge-clash/", "clash");
+    const collided = { ...clash.state, record: { ...clash.state.record, key, id } };
+    expect(await errorCode(await post("/import/caps", { archiveId, caps: [collided] }))).toBe("conflict");
+    // A cap that collides with nothing is added beside the vault's own.
+    const added = await archivedCap("ei-merge-added/", "added");
+    expect((await post("/import/caps", { archiveId, caps: [added.state] })).status).toBe(200);
+    await finish(archiveId);
+    expect((await cap(added.token).info()).status).toBe(200);
+    const info = (await (await cap(existing.token).info()).json()) as { label: unknown; rights: string[] };
+    expect(info.rights).toEqual(existing.rights);
   });
 });
 
