@@ -26,7 +26,6 @@ export interface CapExport {
 /** At most this many audit lines per cap (audit-log.ts keeps 1,000 done and 100 refused). */
 const MAX_AUDIT_ROWS = 1100;
 const KEY_SHAPE = /^[0-9a-f]{64}$/;
-const BLOB_SHAPE = /^[0-9a-f]{32}$/;
 
 type Shape = Record<string, unknown>;
 const isObject = (v: unknown): v is Shape => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -45,8 +44,6 @@ export function idOfKey(key: string): string {
 export function isCapRef(v: unknown): v is { id: string; key: string } {
   return isObject(v) && typeof v.key === "string" && KEY_SHAPE.test(v.key) && v.id === idOfKey(v.key);
 }
-
-export const isBlob = (v: unknown): v is string => typeof v === "string" && BLOB_SHAPE.test(v);
 
 /** Root levels as a cap holds them: `""` or prefixes ending in `/` that parse as paths, within the key limit. */
 export function isRootLevels(v: unknown): v is string[] {

@@ -1,7 +1,7 @@
 import { refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Backend } from "../shared/wire-types.ts";
-import { isBlob } from "./import-check.ts";
+import { isBlobName } from "../storage-adapters/version-blobs.ts";
 
 /**
  * A root journal's tables as a vault export carries them (docs/export-import.md),
@@ -184,10 +184,10 @@ function validRow(table: JournalTable, row: unknown): boolean {
         isStringOrNull(r.sha256) &&
         isStringOrNull(r.content_type) &&
         typeof r.actor === "string" &&
-        (r.blob === null || isBlob(r.blob))
+        (r.blob === null || isBlobName(r.blob))
       );
     case "inline_blobs":
-      return isBlob(r.blob) && typeof r.bytes === "string" && r.bytes.length <= 65_536 && BASE64.test(r.bytes);
+      return isBlobName(r.blob) && typeof r.bytes === "string" && r.bytes.length <= 65_536 && BASE64.test(r.bytes);
     case "journal_settings":
       return (
         typeof r.name === "string" &&
@@ -195,9 +195,9 @@ function validRow(table: JournalTable, row: unknown): boolean {
         (typeof r.value === "string" || typeof r.value === "number")
       );
     case "quota_files":
-      return typeof r.path === "string" && isInt(r.size) && (r.blob === null || isBlob(r.blob));
+      return typeof r.path === "string" && isInt(r.size) && (r.blob === null || isBlobName(r.blob));
     case "quota_kept":
-      return isBlob(r.blob) && typeof r.path === "string" && isInt(r.size);
+      return isBlobName(r.blob) && typeof r.path === "string" && isInt(r.size);
   }
 }
 

@@ -4,7 +4,8 @@ import { ok, type Result } from "../shared/result.ts";
 import type { Backend } from "../shared/wire-types.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { StorageAdapter, VersionBytes } from "../storage-adapters/storage-adapter.ts";
-import { isBlob, isRootLevels } from "./import-check.ts";
+import { isBlobName } from "../storage-adapters/version-blobs.ts";
+import { isRootLevels } from "./import-check.ts";
 import { decodeTreeCursor, encodeCursor } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { checkKey } from "./path-check.ts";
@@ -19,11 +20,22 @@ import { checkKey } from "./path-check.ts";
 /** Files per listing page. */
 export const FILES_PAGE = 1000;
 
-function storageAt(env: ObjectEnv, backend: string, prefix: unknown): Result<StorageAdapter> {
+/**
+ * The storage root an admin route names (`backend` and `prefix`, as `GET /admin/roots` shows them),
+ * judged as an archive's root levels are. The journal routes use it too: a journal is a Durable
+ * Object of its own, so a name that could be no root's must not make one.
+ */
+export function transferRoot(backend: unknown, prefix: unknown): Result<{ backend: Backend; prefix: string }> {
   if (backend !== "r2" && backend !== "disk") return refuse("backendChoice");
   if (typeof prefix !== "string" || !isRootLevels([prefix])) return refuse("importMalformed");
-  const storage = selectStorage(env, backend);
-  return storage ? ok(storage) : refuse("backendNotDeployed", { backend });
+  return ok({ backend, prefix });
+}
+
+function storageAt(env: ObjectEnv, backend: string, prefix: unknown): Result<StorageAdapter> {
+  const root = transferRoot(backend, prefix);
+  if (!root.ok) return root;
+  const storage = selectStorage(env, root.value.backend);
+  return storage ? ok(storage) : refuse("backendNotDeployed", { backend: root.value.backend });
 }
 
 /** A page of the files below a root (every depth), with sizes; paths relative to the root. */
@@ -63,7 +75,7 @@ export async function readRootFile(env: ObjectEnv, backend: string, prefix: stri
 export async function readBlob(env: ObjectEnv, backend: string, blob: string | null): Promise<Result<VersionBytes>> {
   const storage = storageAt(env, backend, "");
   if (!storage.ok) return storage;
-  if (!isBlob(blob)) return refuse("importMalformed");
+  if (!isBlobName(blob)) return refuse("importMalformed");
   return storage.value.readVersion(blob);
 }
 
@@ -95,7 +107,7 @@ export async function writeImported(
   if (!storage.ok) return storage;
   const at = fileAt(prefix, path);
   if (!at.ok) return at;
-  if (write.keepAs !== null && !isBlob(write.keepAs)) return refuse("importMalformed");
+  if (write.keepAs !== null && !isBlobName(write.keepAs)) return refuse("importMalformed");
   const stored = await storage.value.write(at.value, body, {
     length: write.length,
     contentType: write.contentType,

@@ -1,15 +1,15 @@
 import type { Context, Hono } from "hono";
-import type { OAuthRegistry } from "../durable-objects/oauth-registry.ts";
 import { capObjectStub, rootJournalStub, rootRegistryStub } from "../durable-objects/object-stubs.ts";
-import { listRootFiles, readBlob, readRootFile, writeImported } from "../durable-objects/vault-files.ts";
+import { listRootFiles, readBlob, readRootFile, transferRoot, writeImported } from "../durable-objects/vault-files.ts";
 import { ARCHIVE_FORMAT, RELEASE, STATE_FORMAT } from "../shared/archive-format.ts";
-import { refusal } from "../shared/refusals.ts";
-import type { Result } from "../shared/result.ts";
+import { refusal, refuse } from "../shared/refusals.ts";
+import { ok, type Result } from "../shared/result.ts";
 import { tokenKeyFingerprint } from "../shared/token-key.ts";
 import type { AppEnv } from "./cap-stub.ts";
 import { errorResponse } from "./http-error.ts";
 import { readJsonBody } from "./json-body.ts";
 import { jsonResponse } from "./json-response.ts";
+import { registry } from "./oauth/oauth-common.ts";
 import { readQuery } from "./query-params.ts";
 
 /**
@@ -25,11 +25,6 @@ const KEY_SHAPE = /^[0-9a-f]{64}$/;
 
 type C = Context<AppEnv>;
 const answer = (result: Result<unknown>) => (result.ok ? jsonResponse(result.value) : errorResponse(result.error));
-const oauth = (c: C): DurableObjectStub<OAuthRegistry> | null => {
-  const ns = (c.env as unknown as { OAUTH?: DurableObjectNamespace<OAuthRegistry> }).OAUTH;
-  return ns ? ns.get(ns.idFromName("oauth")) : null;
-};
-const backendOf = (raw: string | null) => (raw === "r2" || raw === "disk" ? raw : null);
 
 function query<const N extends string>(c: C, names: N[]): Result<Record<N, string | null>> {
   return readQuery(c.req.url, names) as Result<Record<N, string | null>>;
@@ -39,9 +34,8 @@ async function body(c: C): Promise<Result<Record<string, unknown>>> {
   const read = await readJsonBody(c.req.raw, IMPORT_JSON_BYTES);
   if (!read.ok) return read;
   const value = read.value;
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    return { ok: false, error: refusal("expectedObject") };
-  return { ok: true, value: value as Record<string, unknown> };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return refuse("expectedObject");
+  return ok(value as Record<string, unknown>);
 }
 
 export function addTransferRoutes(admin: Hono<AppEnv>): void {
@@ -83,9 +77,9 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
   admin.get("/export/journal", async (c) => {
     const q = query(c, ["backend", "prefix", "table", "cursor"]);
     if (!q.ok) return errorResponse(q.error);
-    const backend = backendOf(q.value.backend);
-    if (!backend || q.value.prefix === null) return errorResponse(refusal("backendChoice"));
-    const journal = rootJournalStub(c.env, backend, q.value.prefix);
+    const root = transferRoot(q.value.backend, q.value.prefix);
+    if (!root.ok) return errorResponse(root.error);
+    const journal = rootJournalStub(c.env, root.value.backend, root.value.prefix);
     if (q.value.table === "blobs") return answer(await journal.exportBlobs(q.value.cursor));
     return answer(await journal.exportTable(q.value.table ?? "", q.value.cursor));
   });
@@ -94,13 +88,12 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
   admin.get("/export/files", async (c) => {
     const q = query(c, ["backend", "prefix", "cursor"]);
     if (!q.ok) return errorResponse(q.error);
-    const backend = backendOf(q.value.backend);
-    if (!backend || q.value.prefix === null) return errorResponse(refusal("backendChoice"));
-    const page = await listRootFiles(c.env, backend, q.value.prefix, q.value.cursor);
+    const root = transferRoot(q.value.backend, q.value.prefix);
+    if (!root.ok) return errorResponse(root.error);
+    const { backend, prefix } = root.value;
+    const page = await listRootFiles(c.env, backend, prefix, q.value.cursor);
     if (!page.ok) return errorResponse(page.error);
-    const blobs = await rootJournalStub(c.env, backend, q.value.prefix).exportLiveBlobs(
-      page.value.files.map((f) => f.path),
-    );
+    const blobs = await rootJournalStub(c.env, backend, prefix).exportLiveBlobs(page.value.files.map((f) => f.path));
     if (!blobs.ok) return errorResponse(blobs.error);
     return jsonResponse({
       files: page.value.files.map((f) => ({ ...f, blob: blobs.value[f.path] ?? null })),
@@ -135,9 +128,7 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
   admin.get("/export/oauth", async (c) => {
     const q = query(c, ["cursor"]);
     if (!q.ok) return errorResponse(q.error);
-    const registry = oauth(c);
-    if (!registry) return jsonResponse({ entries: [], cursor: null });
-    return answer(await registry.exportEntries(q.value.cursor));
+    return answer(await registry(c).exportEntries(q.value.cursor));
   });
 
   // ---- import ------------------------------------------------------------
@@ -169,11 +160,10 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     const { archiveId, backend, prefix, table, rows } = b.value;
     const writable = await rootRegistryStub(c.env).importWritable(String(archiveId ?? ""));
     if (!writable.ok) return errorResponse(writable.error);
-    if ((backend !== "r2" && backend !== "disk") || typeof prefix !== "string")
-      return errorResponse(refusal("backendChoice"));
-    return answer(
-      await rootJournalStub(c.env, backend, prefix).importTable(String(archiveId), backend, String(table), rows),
-    );
+    const root = transferRoot(backend, prefix);
+    if (!root.ok) return errorResponse(root.error);
+    const journal = rootJournalStub(c.env, root.value.backend, root.value.prefix);
+    return answer(await journal.importTable(String(archiveId), root.value.backend, String(table), rows));
   });
 
   /** One file's bytes (`blobOnly`: a version blob, written at a path of its history and removed again). */
@@ -182,13 +172,14 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     if (!q.ok) return errorResponse(q.error);
     const writable = await rootRegistryStub(c.env).importWritable(q.value.archiveId ?? "");
     if (!writable.ok) return errorResponse(writable.error);
-    const backend = backendOf(q.value.backend);
-    if (!backend || q.value.prefix === null) return errorResponse(refusal("backendChoice"));
+    const root = transferRoot(q.value.backend, q.value.prefix);
+    if (!root.ok) return errorResponse(root.error);
+    const { backend, prefix } = root.value;
     const length = Number(c.req.header("content-length") ?? "");
     if (!Number.isSafeInteger(length) || length < 0 || !c.req.raw.body) return errorResponse(refusal("lengthRequired"));
     const blobOnly = q.value.blobOnly === "1";
     if (blobOnly && q.value.blob === null) return errorResponse(refusal("importMalformed"));
-    const written = await writeImported(c.env, backend, q.value.prefix, q.value.path, c.req.raw.body, {
+    const written = await writeImported(c.env, backend, prefix, q.value.path, c.req.raw.body, {
       length,
       contentType: q.value.contentType || "application/octet-stream",
       keepAs: q.value.blob,
@@ -196,7 +187,7 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     });
     if (!written.ok) return errorResponse(written.error);
     if (written.value.inline && q.value.blob !== null) {
-      const kept = await rootJournalStub(c.env, backend, q.value.prefix).importInlineBlob(q.value.blob);
+      const kept = await rootJournalStub(c.env, backend, prefix).importInlineBlob(q.value.blob);
       if (!kept.ok) return errorResponse(kept.error);
     }
     return jsonResponse({ written: true });
@@ -207,9 +198,7 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     if (!b.ok) return errorResponse(b.error);
     const writable = await rootRegistryStub(c.env).importWritable(String(b.value.archiveId ?? ""));
     if (!writable.ok) return errorResponse(writable.error);
-    const registry = oauth(c);
-    if (!registry) return errorResponse(refusal("unavailable"));
-    return answer(await registry.importEntries(b.value.entries));
+    return answer(await registry(c).importEntries(b.value.entries));
   });
 
   /** One step of giving up an import that has not begun its commit (`capvault import --abort`). */

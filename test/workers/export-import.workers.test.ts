@@ -85,6 +85,22 @@ describe("export pages", () => {
     );
   });
 
+  it("refuses a root no cap could have, on every route that names one (400, never a journal of that name)", async () => {
+    for (const prefix of ["../x/", "a", "/abs/", ".capvault-versions/", "a//b/"]) {
+      const q = new URLSearchParams({ backend: "r2", prefix, table: "versions" });
+      for (const route of [`/export/journal?${q}`, `/export/files?${q}`, `/export/file?${q}&path=a.md`]) {
+        const res = await call("GET", `/admin${route}`, { headers: auth });
+        expect(res.status, `${route}`).toBeGreaterThanOrEqual(400);
+        expect(res.status, `${route}`).toBeLessThan(500);
+      }
+      const journal = await post("/import/journal", { archiveId: "d".repeat(32), backend: "r2", prefix, rows: [] });
+      expect(journal.status).toBeGreaterThanOrEqual(400);
+      expect(journal.status).toBeLessThan(500);
+    }
+    const wrongBackend = await call("GET", "/admin/export/files?backend=s3&prefix=", { headers: auth });
+    expect(await errorCode(wrongBackend)).toBe("bad_request");
+  });
+
   it("answers the key's fingerprint, never the key, in /admin/state", async () => {
     const state = await get("/state");
     expect(state.keyFingerprint).toMatch(/^[0-9a-f]{32}$/);
