@@ -7,18 +7,10 @@
  */
 
 import { env } from "cloudflare:test";
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { digestToken, mintToken } from "../../shared/token.ts";
-import { ADMIN, call, cap, errorCode, mintRoot } from "./vault.ts";
+import { archivedCap, begin, finish, get, post } from "./archive-admin.ts";
+import { cap, errorCode, mintRoot } from "./vault.ts";
 
-const auth = { authorization: `Bearer ${ADMIN}` };
-const get = async (route: string) => {
-  const res = await call("GET", `/admin${route}`, { headers: auth });
-  expect(res.status, route).toBe(200);
-  return res.json() as Promise<Record<string, unknown>>;
-};
-const post = (route: string, json: unknown) => call("POST", `/admin${route}`, { headers: auth, json });
 // The bounds as docs/export-import.md states them, written out, not imported: a changed constant fails here.
 const STAGE_PAGE = 100;
 const OAUTH_PAGE = 200;
@@ -54,25 +46,6 @@ const sizes = (total: number, bound: number) => [
   total % bound,
 ];
 
-async function archivedCap(prefix: string, label: string) {
-  const minted = await mintToken(env.CAPVAULT_TOKEN_KEY);
-  if (!minted.ok) throw new Error("no token key");
-  const { key, id } = await digestToken(minted.value);
-  const record = {
-    id,
-    key,
-    backend: "r2",
-    root: [prefix],
-    rights: ["read", "list"],
-    label,
-    createdAt: Date.now(),
-    expiresAt: null,
-    parent: null,
-    depth: 0,
-  };
-  return { token: minted.value, state: { record, children: [], audit: [], holderMark: null } };
-}
-
 /** A registry root as an archive carries it. */
 const archivedRoot = async (prefix: string) => {
   const { record } = (await archivedCap(prefix, "root")).state;
@@ -87,22 +60,6 @@ const archivedRoot = async (prefix: string) => {
     expiresAt: null,
   };
 };
-
-async function begin() {
-  const archiveId = randomBytes(16).toString("hex");
-  const fingerprint = ((await get("/state")) as { keyFingerprint: string }).keyFingerprint;
-  const res = await post("/import/begin", { archiveId, keyFingerprint: fingerprint, merge: true });
-  expect(res.status).toBe(200);
-  return archiveId;
-}
-
-async function finish(archiveId: string) {
-  for (;;) {
-    const res = await post("/import/commit", { archiveId });
-    expect(res.status).toBe(200);
-    if (((await res.json()) as { done: boolean }).done) return;
-  }
-}
 
 describe("export pages at the bound", () => {
   it(`roots: ${STAGE_PAGE} a page, a walk of whole pages and one past it`, async () => {

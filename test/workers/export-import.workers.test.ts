@@ -6,20 +6,13 @@
  */
 
 import { env, runDurableObjectAlarm } from "cloudflare:test";
-import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { JOURNAL_PAGE_ROWS } from "../../durable-objects/journal-transfer.ts";
 import { rootJournalStub, rootRegistryStub } from "../../durable-objects/object-stubs.ts";
-import { digestToken, mintToken } from "../../shared/token.ts";
-import { ADMIN, call, cap, errorCode, mintRoot } from "./vault.ts";
+import { digestToken } from "../../shared/token.ts";
+import { archivedCap, auth, begin, finish, get, post } from "./archive-admin.ts";
+import { call, cap, errorCode, mintRoot } from "./vault.ts";
 
-const auth = { authorization: `Bearer ${ADMIN}` };
-const get = async (route: string) => {
-  const res = await call("GET", `/admin${route}`, { headers: auth });
-  expect(res.status, route).toBe(200);
-  return res.json() as Promise<Record<string, unknown>>;
-};
-const post = (route: string, json: unknown) => call("POST", `/admin${route}`, { headers: auth, json });
 const retention = { keepVersions: 1000, keepDays: 30 };
 
 /** A journal holding `n` versions, one commit each. */
@@ -42,34 +35,6 @@ async function versionPages(prefix: string) {
     cursor = page.next;
   } while (cursor);
   return pages;
-}
-
-/** A cap of an archive: a token this vault verifies, and the record its object would hold. */
-async function archivedCap(prefix: string, label: string) {
-  const minted = await mintToken(env.CAPVAULT_TOKEN_KEY);
-  if (!minted.ok) throw new Error("no token key");
-  const { key, id } = await digestToken(minted.value);
-  const record = {
-    id,
-    key,
-    backend: "r2",
-    root: [prefix],
-    rights: ["read", "list"],
-    label,
-    createdAt: Date.now(),
-    expiresAt: null,
-    parent: null,
-    depth: 0,
-  };
-  return { token: minted.value, state: { record, children: [], audit: [], holderMark: null } };
-}
-
-async function begin(merge = true) {
-  const archiveId = randomBytes(16).toString("hex");
-  const fingerprint = ((await get("/state")) as { keyFingerprint: string }).keyFingerprint;
-  const res = await post("/import/begin", { archiveId, keyFingerprint: fingerprint, merge });
-  expect(res.status).toBe(200);
-  return archiveId;
 }
 
 describe("export pages", () => {
@@ -218,11 +183,3 @@ describe("the merge rule", () => {
     expect(info.rights).toEqual(existing.rights);
   });
 });
-
-async function finish(archiveId: string) {
-  for (;;) {
-    const res = await post("/import/commit", { archiveId });
-    expect(res.status).toBe(200);
-    if (((await res.json()) as { done: boolean }).done) return;
-  }
-}
