@@ -8,6 +8,7 @@ import type { CapRecord, CapRef, ChildRecord } from "./cap-record.ts";
 import { CHILD, CHILD_COUNT, chunks, orderKey } from "./child-index.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
+import { type RegisteredRoot, ROOT_KEY_PREFIX } from "./registry-entry.ts";
 
 /**
  * Re-issuing the caps of state format 0 (`capvault reissue-legacy`,
@@ -131,18 +132,10 @@ const TODO = "legacy:todo:";
 const DONE = "legacy:done:";
 /** Where the walk of the registry's roots is: `{ after, complete }`, while a run is under way. */
 const SCAN = "legacy:scan";
-const ROOT = "root:";
 const ROOT_PAGE = 100;
 /** Caps' new URLs handed back in one step, at most; the admin acknowledges them in the next. */
 const MAX_ROWS = 100;
 const ID_SHAPE = /^[a-z2-7]{16}$/;
-
-/** A registry root entry, as format 0 and every later format wrote it (root-registry.ts). */
-interface RootEntry extends CapRef {
-  createdAt: number;
-  reissuedFrom?: string;
-  [field: string]: unknown;
-}
 
 interface TodoItem {
   old: CapRef;
@@ -213,8 +206,8 @@ export class LegacyReissue {
 
   /** One page of the registry's roots: each of format 0 (by shape and creation time) joins the work list. */
   private async scanRoots(scan: ScanState, until: number): Promise<void> {
-    const page = await this.storage.list<RootEntry>({
-      prefix: ROOT,
+    const page = await this.storage.list<RegisteredRoot>({
+      prefix: ROOT_KEY_PREFIX,
       limit: ROOT_PAGE,
       ...(scan.after === null ? {} : { startAfter: scan.after }),
     });
@@ -316,7 +309,7 @@ export class LegacyReissue {
       oldKey: item.old.key,
       row: { oldId: item.old.id, id: item.fresh.id, label: null, parent: item.parent?.id ?? null, depth: item.depth },
     };
-    const label = item.entry?.label ?? (await this.storage.get<RootEntry>(ROOT + item.fresh.id))?.label;
+    const label = item.entry?.label ?? (await this.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + item.fresh.id))?.label;
     done.row.label = typeof label === "string" ? label : null;
     // One commit: the cap leaves the work list as its URL is kept for the admin.
     await Promise.all([this.storage.put(DONE + item.old.id, done), this.storage.delete(TODO + item.old.id)]);
@@ -325,11 +318,11 @@ export class LegacyReissue {
 
   /** The registry's entry moves to the new id, with what it said (label, backend, prefix, rights, times). */
   private async replaceRoot(oldId: string, fresh: CapRef): Promise<void> {
-    const entry = await this.storage.get<RootEntry>(ROOT + oldId);
+    const entry = await this.storage.get<RegisteredRoot>(ROOT_KEY_PREFIX + oldId);
     if (!entry) return;
     await Promise.all([
-      this.storage.put(ROOT + fresh.id, { ...entry, ...fresh, reissuedFrom: oldId }),
-      this.storage.delete(ROOT + oldId),
+      this.storage.put(ROOT_KEY_PREFIX + fresh.id, { ...entry, ...fresh, reissuedFrom: oldId }),
+      this.storage.delete(ROOT_KEY_PREFIX + oldId),
     ]);
   }
 

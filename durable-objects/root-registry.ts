@@ -5,13 +5,13 @@ import { refuse } from "../shared/refusals.ts";
 import { childRoot, parseRelPath } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
 import type { Retention } from "../shared/retention.ts";
-import { RIGHTS, type Right } from "../shared/rights.ts";
+import { RIGHTS } from "../shared/rights.ts";
 import { digestToken, mintToken } from "../shared/token.ts";
 import type { Backend, MintedCap, ReissueStep, RootList } from "../shared/wire-types.ts";
 import { checkR2Format, r2FormatChecked } from "../storage-adapters/r2-format.ts";
 import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { CapObject, RevokeOutcome } from "./cap-object.ts";
-import { type CapRef, isoOrNull } from "./cap-record.ts";
+import { isoOrNull } from "./cap-record.ts";
 import { holderField, requestedBinding } from "./holder-binding.ts";
 
 import { isCapRef, isRootLevels } from "./import-check.ts";
@@ -22,13 +22,15 @@ import { decodeCursor, encodeCursor, parseLimit } from "./list-cursor.ts";
 import type { ObjectEnv } from "./object-env.ts";
 import { capObjectStub } from "./object-stubs.ts";
 import { checkRoot } from "./path-check.ts";
+import { type RegisteredRoot, ROOT_KEY_PREFIX } from "./registry-entry.ts";
+
+export type { RegisteredRoot };
+
 import { blockedBy, type Migration, migrateOnWake } from "./state-migrations.ts";
 
 /** The registry's migrations (state-migrations.ts): format 2 only stamps it, its `root:<id>` entries unchanged. */
 const REGISTRY_MIGRATIONS: readonly Migration[] = [{ to: 2, what: "the format stamp", up() {} }];
 
-/** Key prefix of the registry's entries: `root:<id>`. */
-const ROOT_KEY_PREFIX = "root:";
 /** An import in progress (docs/export-import.md): `{ archiveId, startedAt }`, from its first call to its commit's end. */
 const IMPORT_OPEN = "import:open";
 /** Set once the import's commit began: from then on the commit is finished, by the admin's calls or by the alarm. */
@@ -47,19 +49,6 @@ const COMMIT_RETRY_MS = 2_000;
 interface ImportMarker {
   archiveId: string;
   startedAt: number;
-}
-
-/** What the registry stores per root: the admin's view of it, and the digest that names its object. No token. */
-export interface RegisteredRoot extends CapRef {
-  label: string | null;
-  backend: Backend;
-  prefix: string;
-  rights: Right[];
-  createdAt: number;
-  expiresAt: number | null;
-  retention?: Retention;
-  /** The format-0 root this one re-issues (legacy-reissue.ts); absent on minted roots. */
-  reissuedFrom?: string;
 }
 
 export interface RootRequest extends GrantRequest {
