@@ -427,25 +427,30 @@ export class CapObject extends DurableObject<ObjectEnv> {
 
   /** A format-0 cap's record and audit, for its re-issue; `record: null` for any other (or a dead) cap. */
   async legacyRecord(): Promise<Result<LegacyRecord>> {
+    if (this.#blocked) return this.#blocked;
     return ok(await legacyObject.record(this.ctx.storage, this.log, await this.gate.live()));
   }
 
   /** One page of a format-0 cap's children, after the child id `after`. */
   async legacyChildren(after: string | null): Promise<Result<LegacyChildren>> {
+    if (this.#blocked) return this.#blocked;
     return ok(await legacyObject.children(this.ctx.storage, after));
   }
 
   /** Becomes the re-issue of a format-0 cap (its record and audit), once; see legacy-reissue.ts. */
   async adoptReissued(record: CapRecord, audit: AuditRow[]): Promise<Result<AdoptOutcome>> {
+    if (this.#blocked) return this.#blocked;
     return legacyObject.adopt(this.ctx.storage, this.log, await this.revocation.tombstoned(), record, audit);
   }
 
   async adoptReissuedChild(child: ChildRecord): Promise<null> {
+    if (this.#blocked) return null;
     return legacyObject.adoptChild(this.ctx.storage, child);
   }
 
   /** Wipes this object if it is a format-0 cap (or empty): its re-issue holds everything it had. */
   async retireLegacy(): Promise<null> {
+    if (this.#blocked) return null;
     return legacyObject.retire(this.ctx.storage);
   }
 
