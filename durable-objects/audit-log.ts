@@ -88,6 +88,12 @@ export class AuditLog {
       .map((row) => ({ ...row }));
   }
 
+  /** How many lines the log keeps now. */
+  size(): number {
+    if (!this.exists(TABLE)) return 0;
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${TABLE}`).one().n;
+  }
+
   /** Appends `rows` as they were (times and counts kept), before any line of this log's own. */
   adopt(rows: readonly AuditRow[]): void {
     this.ensureTable();

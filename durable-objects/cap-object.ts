@@ -58,6 +58,7 @@ const NOT_A_REQUEST_CALL = new Set([
   "withHolder",
   "exportState",
   "stageImport",
+  "stageImportPage",
   "commitImport",
   "legacyRecord",
   "legacyChildren",
@@ -361,6 +362,12 @@ export class CapObject extends DurableObject<ObjectEnv> {
   async stageImport(state: unknown): Promise<Result<"staged" | "live">> {
     if (this.#blocked) return this.#blocked;
     return this.transfer.stage(state);
+  }
+
+  /** For an admin import only: the rest of the staged cap's children and audit (a cap too large for one call). */
+  async stageImportPage(page: unknown): Promise<Result<{ children: number; audit: number }>> {
+    if (this.#blocked) return this.#blocked;
+    return this.transfer.stagePage(page);
   }
 
   /** The registry's import commit: the staged record becomes the live one. */

@@ -6,7 +6,7 @@ import type { CapHost } from "./cap-host.ts";
 import type { CapRecord, ChildRecord } from "./cap-record.ts";
 import type { CapRevocation } from "./cap-revocation.ts";
 import { CHILD, CHILD_COUNT, chunks, MAX_CHILDREN, orderKey } from "./child-index.ts";
-import { type CapExport, checkCapExport } from "./import-check.ts";
+import { type CapExport, checkCapExport, checkCapPage, MAX_AUDIT_ROWS } from "./import-check.ts";
 import { stampFormat } from "./state-migrations.ts";
 
 /**
@@ -59,20 +59,42 @@ export class CapTransfer {
     if (existing.size > 0 && !staged) return refuse("importCollision");
     // An object that woke empty has no format yet: the first write says which, as a mint's does.
     stampFormat(this.host.storage, "cap");
-    const entries: Record<string, unknown> = {};
-    for (const child of children) {
-      entries[CHILD + child.id] = child;
-      entries[orderKey(child)] = child.id;
-    }
+    const entries = childEntries(children);
     entries[CHILD_COUNT] = children.length;
     if (holderMark !== null) entries[HOLDER_MARK] = holderMark;
-    for (const batch of chunks(Object.entries(entries), 128)) await this.host.storage.put(Object.fromEntries(batch));
+    await this.putAll(entries);
     // Replaced, not appended: a re-run of the same archive leaves one copy.
     this.log.clear();
     this.log.adopt(audit);
     // Last: only a fully staged cap is one the commit may make live.
     await this.host.storage.put(STAGED_RECORD, record);
     return ok("staged");
+  }
+
+  /**
+   * The rest of a staged cap whose whole state is more than one import call
+   * holds (1,000 children with long paths and labels; 1,100 audit lines of
+   * long paths): its children added to those staged, its audit lines after
+   * theirs. Bounded as a whole cap is; a re-run stages the cap again first,
+   * which starts its audit over.
+   */
+  async stagePage(raw: unknown): Promise<Result<{ children: number; audit: number }>> {
+    const checked = checkCapPage(raw);
+    if (!checked.ok) return checked;
+    const { children, audit } = checked.value;
+    if ((await this.host.storage.get(RECORD)) || !(await this.host.storage.get(STAGED_RECORD)))
+      return refuse("importNotStaged");
+    const held = await this.host.storage.list({ prefix: CHILD, limit: MAX_CHILDREN + 1 });
+    const count = new Set([...held.keys(), ...children.map((c) => CHILD + c.id)]).size;
+    const lines = this.log.size() + audit.length;
+    if (count > MAX_CHILDREN || lines > MAX_AUDIT_ROWS) return refuse("importMalformed");
+    await this.putAll({ ...childEntries(children), [CHILD_COUNT]: count });
+    this.log.adopt(audit);
+    return ok({ children: count, audit: lines });
+  }
+
+  private async putAll(entries: Record<string, unknown>): Promise<void> {
+    for (const batch of chunks(Object.entries(entries), 128)) await this.host.storage.put(Object.fromEntries(batch));
   }
 
   /** Makes the staged cap live (the registry's commit calls it); already live, or nothing staged, is success. */
@@ -86,4 +108,14 @@ export class CapTransfer {
     await this.host.storage.delete(STAGED_RECORD);
     return ok(null);
   }
+}
+
+/** A child's record and its place in creation order (child-index.ts). */
+function childEntries(children: readonly ChildRecord[]): Record<string, unknown> {
+  const entries: Record<string, unknown> = {};
+  for (const child of children) {
+    entries[CHILD + child.id] = child;
+    entries[orderKey(child)] = child.id;
+  }
+  return entries;
 }

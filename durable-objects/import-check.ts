@@ -24,7 +24,7 @@ export interface CapExport {
 }
 
 /** At most this many audit lines per cap (audit-log.ts keeps 1,000 done and 100 refused). */
-const MAX_AUDIT_ROWS = 1100;
+export const MAX_AUDIT_ROWS = 1100;
 const KEY_SHAPE = /^[0-9a-f]{64}$/;
 
 type Shape = Record<string, unknown>;
@@ -40,9 +40,12 @@ export function idOfKey(key: string): string {
   return base32(bytes);
 }
 
+/** A cap object's name as an import gives it: 64 hex digits (its token's digest). */
+export const isCapKey = (v: unknown): v is string => typeof v === "string" && KEY_SHAPE.test(v);
+
 /** A key and id that belong together: no import can name one cap's object with another's id. */
 export function isCapRef(v: unknown): v is { id: string; key: string } {
-  return isObject(v) && typeof v.key === "string" && KEY_SHAPE.test(v.key) && v.id === idOfKey(v.key);
+  return isObject(v) && isCapKey(v.key) && v.id === idOfKey(v.key);
 }
 
 /** Root levels as a cap holds them: `""` or prefixes ending in `/` that parse as paths, within the key limit. */
@@ -107,4 +110,22 @@ export function checkCapExport(v: unknown): Result<CapExport> {
     return refuse("importMalformed");
   if (!isTimeOrNull(v.holderMark)) return refuse("importMalformed");
   return ok(v as unknown as CapExport);
+}
+
+/** The rest of a staged cap too large for one call: more children, more audit lines (oldest first). */
+export interface CapPage {
+  children: ChildRecord[];
+  audit: AuditRow[];
+}
+
+/** A further page of a staged cap (`POST /admin/import/cap-page`): not empty, each part within its cap's bound. */
+export function checkCapPage(v: unknown): Result<CapPage> {
+  if (!isObject(v)) return refuse("importMalformed");
+  const { children, audit } = v;
+  if (!Array.isArray(children) || children.length > MAX_CHILDREN || !children.every(isChild))
+    return refuse("importMalformed");
+  if (!Array.isArray(audit) || audit.length > MAX_AUDIT_ROWS || !audit.every(isAuditRow))
+    return refuse("importMalformed");
+  if (children.length + audit.length === 0) return refuse("importMalformed");
+  return ok({ children, audit } as CapPage);
 }

@@ -14,7 +14,7 @@ export const JOURNAL_TABLES = ["versions", "inline_blobs", "journal_settings", "
 export type JournalTable = (typeof JOURNAL_TABLES)[number];
 
 /** Rows per page, both ways: a page of versions is a few hundred KiB of JSON at most. */
-export const JOURNAL_PAGE_ROWS = 500;
+export const JOURNAL_PAGE_ROWS = 250;
 /** The journal setting naming the archive its history came from: only that archive may write it again. */
 export const IMPORTED_FROM = "importedFrom";
 

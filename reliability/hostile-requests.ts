@@ -6,6 +6,7 @@
  * hostile caller delayed an unrelated one. A measurement, not a test.
  */
 import http from "node:http";
+import { ADMIN_CASES, type AdminSend } from "./hostile-admin.ts";
 import { DAV_CASES, type DavSend, davSend } from "./hostile-dav.ts";
 import { FOLDER_CASES, type HttpSend } from "./hostile-folders.ts";
 import { RPC_CASES, type RpcSend, rpcSend } from "./hostile-rpc.ts";
@@ -35,14 +36,20 @@ export interface HostileVault {
   otherCapUrl: string;
   /** CPU spent so far by every process of the vault, in ms (see bench/proc-stats.ts). */
   cpuMs?: () => Promise<number>;
+  /** The admin token, for the export and import rows (reliability/hostile-admin.ts); without it they are left out. */
+  adminToken?: string;
 }
 
 interface HostileCase {
   name: string;
-  /** Writes the files the request needs. */
-  setup(put: Put): Promise<void>;
+  /** Writes the files the request needs (and, for the admin rows, opens an import). */
+  setup(put: Put, admin: AdminSend): Promise<void>;
   /** Sends the one hostile request; returns its outcome. */
-  send(mcp: Send, memory: Send, rpc: RpcSend, dav: DavSend, http: HttpSend): Promise<string>;
+  send(mcp: Send, memory: Send, rpc: RpcSend, dav: DavSend, http: HttpSend, admin: AdminSend): Promise<string>;
+  /** Leaves the vault as it was, after the row is measured. */
+  after?(admin: AdminSend): Promise<void>;
+  /** Sent with the admin token: left out when the vault's is not known. */
+  needsAdmin?: boolean;
 }
 
 type Put = (path: string, body: string) => Promise<void>;
@@ -193,6 +200,19 @@ CASES.push(
   })),
 );
 
+CASES.push(
+  ...ADMIN_CASES.map((c) => ({
+    name: c.name,
+    needsAdmin: true,
+    setup: (put: Put, admin: AdminSend) => c.setup(admin, put),
+    send: async (_mcp: Send, _memory: Send, _rpc: RpcSend, _dav: DavSend, _http: HttpSend, admin: AdminSend) => {
+      const answer = await c.send(admin);
+      return answer.status < 300 ? "ok" : `HTTP ${answer.status}: ${answer.text.replace(/\s+/g, " ").slice(0, 120)}`;
+    },
+    ...(c.after ? { after: c.after } : {}),
+  })),
+);
+
 function treeBatch(calls: number) {
   return Array.from({ length: calls }, (_, id) => ({
     jsonrpc: "2.0",
@@ -228,6 +248,13 @@ export async function hostileRequests(
     const answer = await request(method, `${cap}${route}`, body);
     return answer.status < 300 ? "ok" : `HTTP ${answer.status}: ${answer.text.replace(/\s+/g, " ").slice(0, 120)}`;
   };
+  const admin: AdminSend = async (method, route, body) => {
+    const answer = await request(method, `${vault.url}/admin${route}`, body, {
+      authorization: `Bearer ${vault.adminToken}`,
+      "content-type": "application/json",
+    });
+    return { status: answer.status, text: answer.text };
+  };
   const cheapPath = `${base}-cheap.txt`;
   const cheapUrl = `${vault.otherCapUrl}/file?path=${encodeURIComponent(cheapPath)}`;
   if ((await request("PUT", cheapUrl, "cheap")).status >= 300)
@@ -240,15 +267,16 @@ export async function hostileRequests(
   };
 
   const rows: HostileRow[] = [];
-  for (const hostile of CASES.filter((c) => hostileCaseChosen(c.name))) {
-    await hostile.setup(put);
+  const chosen = CASES.filter((c) => hostileCaseChosen(c.name) && (!c.needsAdmin || vault.adminToken !== undefined));
+  for (const hostile of chosen) {
+    await hostile.setup(put, admin);
     const idle: number[] = [];
     for (let i = 0; i < 15; i++) idle.push(await cheapRead());
     const baseline = median(idle);
     let running = true;
     const cpuBefore = (await vault.cpuMs?.()) ?? null;
     const started = performance.now();
-    const request = hostile.send(mcp, memory, rpc, dav, capHttp).finally(() => {
+    const request = hostile.send(mcp, memory, rpc, dav, capHttp, admin).finally(() => {
       running = false;
     });
     let worst = 0;
@@ -263,6 +291,7 @@ export async function hostileRequests(
       vaultCpuMs: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore,
       outcome,
     };
+    await hostile.after?.(admin);
     rows.push(row);
     onRow(row);
   }

@@ -29,7 +29,8 @@ export async function runHostile(log: (line: string) => void): Promise<HostileRo
     // The vault's processes, listed once: one that exited mid-request would take its ticks out of the difference.
     const pids = await groupPids(vault.pgid);
     const cpuMs = () => processCpuMs(pids);
-    const rows = await hostileRequests({ url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl, cpuMs }, onRow);
+    const target = { url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl, cpuMs, adminToken: vault.adminToken };
+    const rows = await hostileRequests(target, onRow);
     if (!hostileCaseChosen("floor")) return rows;
     const floor = await floorWriteDelay();
     onRow(floor);

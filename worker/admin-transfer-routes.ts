@@ -20,7 +20,7 @@ import { readQuery } from "./query-params.ts";
  */
 
 /** An import page's JSON: a page of caps with their children and audit lines. */
-const IMPORT_JSON_BYTES = 4 * 1024 * 1024;
+const IMPORT_JSON_BYTES = 512 * 1024;
 const KEY_SHAPE = /^[0-9a-f]{64}$/;
 
 type C = Context<AppEnv>;
@@ -152,6 +152,14 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     const b = await body(c);
     if (!b.ok) return errorResponse(b.error);
     return answer(await rootRegistryStub(c.env).stageCaps(String(b.value.archiveId ?? ""), b.value.caps));
+  });
+
+  /** The rest of a staged cap, a page a call: for a cap whose whole state is more than one call holds. */
+  admin.post("/import/cap-page", async (c) => {
+    const b = await body(c);
+    if (!b.ok) return errorResponse(b.error);
+    const { archiveId, key, children, audit } = b.value;
+    return answer(await rootRegistryStub(c.env).stageCapPage(String(archiveId ?? ""), key, { children, audit }));
   });
 
   admin.post("/import/journal", async (c) => {

@@ -259,11 +259,14 @@ async function sendRecord(
       return;
     }
     case "caps": {
-      const caps = (head.caps as { record: { backend: Backend } }[]).map((c) => ({
+      const caps = (head.caps as (ArchivedCap & { record: { backend: Backend } })[]).map((c) => ({
         ...c,
         record: { ...c.record, backend: remap(c.record.backend) },
       }));
-      await admin.post("/import/caps", { archiveId, caps });
+      for (const call of stagingCalls(caps)) {
+        await admin.post("/import/caps", { archiveId, caps: call.caps });
+        for (const page of call.pages) await admin.post("/import/cap-page", { archiveId, ...page });
+      }
       counts.caps += caps.length;
       break;
     }
@@ -327,4 +330,85 @@ async function writeKeyInto(input: CommandInput, state: string, checked: Checked
   input.io.stderr.write(
     `wrote the archive's token key into the state folder${current !== null ? " (the old one is in token-key.before-import: caps minted under it no longer verify)" : ""}; start the vault, then import again\n`,
   );
+}
+
+/** The vault stages at most this many caps a call (root-registry.ts STAGE_CAPS) ... */
+const CAPS_PER_CALL = 10;
+/** ... in a JSON body of at most 512 KiB (worker/admin-transfer-routes.ts), with room for the call's own fields. */
+export const CALL_BYTES = 512 * 1024 - 4096;
+
+/** A cap as an archive carries it: what the split below needs of it. */
+export interface ArchivedCap {
+  record: { key: string };
+  children: unknown[];
+  audit: unknown[];
+}
+
+/** The rest of one staged cap (`POST /admin/import/cap-page`): more children, more audit lines after those staged. */
+export interface CapPage {
+  key: string;
+  children: unknown[];
+  audit: unknown[];
+}
+
+/** One staging call, then the pages that finish its caps (only a cap too large for a call has any). */
+export interface StagingCall<T> {
+  caps: T[];
+  pages: CapPage[];
+}
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value)) + 1;
+
+/**
+ * An archive record's caps (up to 20, up to 2 MiB, one cap alone up to ~2 MiB)
+ * as the calls the vault takes: up to 10 caps and 512 KiB a call. A cap larger
+ * than a call is staged alone with its oldest audit lines and first children,
+ * and the rest follows in pages; its audit stays oldest first.
+ */
+export function stagingCalls<T extends ArchivedCap>(caps: readonly T[]): StagingCall<T>[] {
+  const calls: StagingCall<T>[] = [];
+  let call: T[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (call.length > 0) calls.push({ caps: call, pages: [] });
+    call = [];
+    bytes = 0;
+  };
+  for (const cap of caps) {
+    const size = jsonBytes(cap);
+    if (size > CALL_BYTES) {
+      flush();
+      calls.push(splitCap(cap));
+      continue;
+    }
+    if (call.length === CAPS_PER_CALL || bytes + size > CALL_BYTES) flush();
+    call.push(cap);
+    bytes += size;
+  }
+  flush();
+  return calls;
+}
+
+/** One cap over a call's bytes: its record with what fits, then pages of the rest, audit lines before children. */
+function splitCap<T extends ArchivedCap>(cap: T): StagingCall<T> {
+  const items = [
+    ...cap.audit.map((line) => ({ part: "audit" as const, item: line })),
+    ...cap.children.map((child) => ({ part: "children" as const, item: child })),
+  ];
+  const head = { ...cap, audit: [] as unknown[], children: [] as unknown[] };
+  let room = CALL_BYTES - jsonBytes(head);
+  let target: { audit: unknown[]; children: unknown[] } = head;
+  const pages: CapPage[] = [];
+  for (const { part, item } of items) {
+    const size = jsonBytes(item);
+    if (size > room) {
+      const page: CapPage = { key: cap.record.key, audit: [], children: [] };
+      pages.push(page);
+      target = page;
+      room = CALL_BYTES - jsonBytes(page);
+    }
+    target[part].push(item);
+    room -= size;
+  }
+  return { caps: [head], pages };
 }

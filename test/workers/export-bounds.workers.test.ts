@@ -13,8 +13,11 @@ import { cap, errorCode, mintRoot } from "./vault.ts";
 
 // The bounds as docs/export-import.md states them, written out, not imported: a changed constant fails here.
 const STAGE_PAGE = 100;
+const STAGE_CAPS = 10;
 const OAUTH_PAGE = 200;
 const FILES_PAGE = 1000;
+const MAX_CHILDREN = 1000;
+const MAX_AUDIT = 1100;
 const fresh = (name: string) => `eb-${name}-${crypto.randomUUID()}/`;
 
 /** `n` calls of `each`, 50 at a time. */
@@ -133,21 +136,81 @@ describe("export pages at the bound", () => {
 });
 
 describe("import calls at their maximum", () => {
-  it(`caps: ${STAGE_PAGE} staged in one call; ${STAGE_PAGE + 1} refused, none of them staged`, async () => {
+  it(`caps: ${STAGE_CAPS} staged in one call; ${STAGE_CAPS + 1} refused, none of them staged`, async () => {
     const archiveId = await begin();
     const prefix = fresh("caps");
-    const refused = await inBatches(STAGE_PAGE + 1, (i) => archivedCap(prefix, `x${i}`));
-    const staged = await inBatches(STAGE_PAGE, (i) => archivedCap(prefix, `c${i}`));
+    const refused = await inBatches(STAGE_CAPS + 1, (i) => archivedCap(prefix, `x${i}`));
+    const staged = await inBatches(STAGE_CAPS, (i) => archivedCap(prefix, `c${i}`));
     const res = await post("/import/caps", { archiveId, caps: refused.map((c) => c.state) });
     expect(await errorCode(res)).toBe("bad_request");
     const ok = await post("/import/caps", { archiveId, caps: staged.map((c) => c.state) });
     expect(ok.status, await ok.clone().text()).toBe(200);
-    expect(await ok.json()).toBe(STAGE_PAGE);
+    expect(await ok.json()).toBe(STAGE_CAPS);
     await finish(archiveId);
-    await inBatches(STAGE_PAGE, async (i) => expect((await cap(staged[i]!.token).info()).status).toBe(200));
-    await inBatches(STAGE_PAGE + 1, async (i) =>
+    await inBatches(STAGE_CAPS, async (i) => expect((await cap(staged[i]!.token).info()).status).toBe(200));
+    await inBatches(STAGE_CAPS + 1, async (i) =>
       expect(await errorCode(await cap(refused[i]!.token).info())).toBe("no_such_cap"),
     );
+  });
+
+  it("a cap too large for one call: staged, then the rest by pages; at the commit it holds all of it, in order", async () => {
+    const archiveId = await begin();
+    const prefix = fresh("paged");
+    const whole = (await archivedCap(prefix, "paged")).state;
+    const { key } = whole.record;
+    const children = await inBatches(MAX_CHILDREN, async (i) => {
+      const { record } = (await archivedCap(`${prefix}c${i}/`, `child ${i}`)).state;
+      return {
+        id: record.id,
+        key: record.key,
+        label: record.label,
+        path: `c${i}`,
+        rights: ["read"],
+        createdAt: 10 + i,
+        expiresAt: null,
+      };
+    });
+    const audit = Array.from({ length: MAX_AUDIT }, (_, i) => ({
+      at: 1000 + i,
+      op: "write",
+      path: `f${i}`,
+      outcome: i % 11 === 0 ? "not_found" : "ok",
+      child: null,
+      count: 1,
+    }));
+    const staged = await post("/import/caps", {
+      archiveId,
+      caps: [{ ...whole, children: children.slice(0, 400), audit: audit.slice(0, 500) }],
+    });
+    expect(staged.status, await staged.clone().text()).toBe(200);
+    const page = (more: Record<string, unknown>, k = key) => post("/import/cap-page", { archiveId, key: k, ...more });
+
+    // Refused, each changing nothing: one child past the bound, one audit line past it, an empty page,
+    // and a cap this import did not stage.
+    const extra = { ...children[0]!, id: "", key: "" };
+    const { record: other } = (await archivedCap(prefix, "other")).state;
+    Object.assign(extra, { id: other.id, key: other.key });
+    const refused = [
+      await page({ children: [...children.slice(400), extra], audit: [] }),
+      await page({ children: [], audit: [...audit.slice(500), audit[0]] }),
+      await page({ children: [], audit: [] }),
+      await page({ children: children.slice(400), audit: [] }, other.key),
+    ];
+    expect(await Promise.all(refused.map(errorCode))).toEqual([
+      "bad_request",
+      "bad_request",
+      "bad_request",
+      "conflict",
+    ]);
+
+    expect((await page({ children: children.slice(400, 700), audit: audit.slice(500, 900) })).status).toBe(200);
+    const last = await page({ children: children.slice(700), audit: audit.slice(900) });
+    expect(await last.json()).toEqual({ children: MAX_CHILDREN, audit: MAX_AUDIT });
+    await finish(archiveId);
+
+    const held = (await get(`/export/cap/${key}`)) as { children: unknown[]; audit: unknown[] };
+    expect(new Set(held.children.map((c) => (c as { id: string }).id))).toEqual(new Set(children.map((c) => c.id)));
+    expect(held.audit).toEqual(audit);
   });
 
   it(`roots: ${STAGE_PAGE} staged in one call; ${STAGE_PAGE + 1} refused, none of them staged`, async () => {
