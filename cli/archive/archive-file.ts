@@ -114,6 +114,8 @@ export class RecordReader {
   readonly #hash: Hash = createHash("sha256");
   #count = 0;
   #pending = 0;
+  /** The end record's hash, once a valid end record was read. */
+  digest: string | null = null;
 
   constructor(private readonly reader: BufferedReader) {}
 
@@ -135,6 +137,7 @@ export class RecordReader {
         throw new ArchiveError("archive_corrupt", "the archive does not match its end record (damaged or edited)");
       if ((await this.reader.read(1)).length > 0)
         throw new ArchiveError("archive_corrupt", "the archive has bytes after its end record");
+      this.digest = digest;
       return null;
     }
     this.#hash.update(line);
