@@ -23,7 +23,9 @@ export interface AdminCase {
 /** IMPORT_JSON_BYTES (worker/admin-transfer-routes.ts): the largest JSON body an import call reads. */
 const IMPORT_JSON_BYTES = 512 * 1024;
 /** The most caps one staging call takes (root-registry.ts STAGE_CAPS). */
-const STAGE_CAPS = 10;
+const STAGE_CAPS = 4;
+/** The most caps one commit step makes live (root-registry.ts COMMIT_CAPS). */
+const COMMIT_CAPS = 25;
 /** The most audit lines a staged cap carries (import-check.ts). */
 const AUDIT_ROWS = 1100;
 
@@ -139,6 +141,27 @@ export const ADMIN_CASES: AdminCase[] = [
     setup: (admin) => begin(admin),
     send: (admin) => admin("POST", "/import/caps", oneFullCap()),
     after: abort,
+  },
+  {
+    name: `admin import commit step (${COMMIT_CAPS} caps made live)`,
+    async setup(admin) {
+      await begin(admin);
+      for (let i = 0; i < COMMIT_CAPS; i += STAGE_CAPS) {
+        const staged = await admin(
+          "POST",
+          "/import/caps",
+          stagingBody(64 * 1024, Math.min(STAGE_CAPS, COMMIT_CAPS - i)),
+        );
+        if (staged.status !== 200) throw new Error(`could not stage: ${staged.status} ${staged.text}`);
+      }
+    },
+    send: (admin) => admin("POST", "/import/commit", JSON.stringify({ archiveId })),
+    async after(admin) {
+      for (let i = 0; i < 100; i++) {
+        const step = await admin("POST", "/import/commit", JSON.stringify({ archiveId }));
+        if (step.status !== 200 || (JSON.parse(step.text) as { done: boolean }).done) return;
+      }
+    },
   },
   {
     name: "admin import call one byte past its JSON bound",

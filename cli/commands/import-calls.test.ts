@@ -11,13 +11,13 @@ const cap = (i: number, audit: unknown[] = [], children: unknown[] = []): Archiv
 const bodyBytes = (value: object) => Buffer.byteLength(JSON.stringify({ archiveId: "x".repeat(32), ...value }));
 
 describe("stagingCalls: an archive record's caps as the calls the vault takes", () => {
-  it("at most 10 caps a call, in order, none lost", () => {
+  it("at most 4 caps a call, in order, none lost", () => {
     const caps = Array.from({ length: 23 }, (_, i) => cap(i));
     const calls = stagingCalls(caps);
-    expect(calls.map((c) => c.caps.length)).toEqual([10, 10, 3]);
+    expect(calls.map((c) => c.caps.length)).toEqual([4, 4, 4, 4, 4, 3]);
     expect(calls.flatMap((c) => c.caps)).toEqual(caps);
     expect(calls.flatMap((c) => c.pages)).toEqual([]);
-    expect(stagingCalls(caps.slice(0, 10)).map((c) => c.caps.length)).toEqual([10]);
+    expect(stagingCalls(caps.slice(0, 4)).map((c) => c.caps.length)).toEqual([4]);
     expect(stagingCalls([])).toEqual([]);
   });
 

@@ -395,7 +395,7 @@ async function writeKeyInto(input: CommandInput, state: string, checked: Checked
 }
 
 /** The vault stages at most this many caps a call (root-registry.ts STAGE_CAPS) ... */
-const CAPS_PER_CALL = 10;
+const CAPS_PER_CALL = 4;
 /** ... in a JSON body of at most 512 KiB (worker/admin-transfer-routes.ts), with room for the call's own fields. */
 export const CALL_BYTES = 512 * 1024 - 4096;
 
@@ -423,7 +423,7 @@ const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value)) +
 
 /**
  * An archive record's caps (up to 20, up to 2 MiB, one cap alone up to ~2 MiB)
- * as the calls the vault takes: up to 10 caps and 512 KiB a call. A cap larger
+ * as the calls the vault takes: up to 4 caps and 512 KiB a call. A cap larger
  * than a call is staged alone with its oldest audit lines and first children,
  * and the rest follows in pages; its audit stays oldest first.
  */

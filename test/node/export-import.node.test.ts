@@ -53,6 +53,9 @@ interface Source {
   versions: unknown;
   audit: unknown;
   readerInfo: unknown;
+  /** A cap whose audit alone is more than one import call takes (1,000 lines of a long path), and that audit. */
+  chatty: string;
+  chattyAudit: unknown;
   /** The keys of the OAuth registry's carried entries after a client registered and a grant was made. */
   oauthKeys: string[];
 }
@@ -153,6 +156,12 @@ async function populate(vault: TestVault): Promise<Source> {
   await oauthGrant(vault, r2.url);
   const holder = await HolderKey.generate();
   const bound = await a.subdir({ path: "notes", rights: ["read", "list"], holder: holder.publicJwk, label: "bound" });
+  // About 560 KiB of audit (a line per write, each naming a 243-character path of two-byte letters): its import
+  // stages the cap with what fits in one call and sends the rest by /admin/import/cap-page.
+  const chatty = await a.subdir({ path: "chatty", rights: ["read", "write"], label: "chatty" });
+  const long = Array.from({ length: 4 }, () => "ü".repeat(60)).join("/");
+  const talker = new FsCap(chatty.url);
+  for (let i = 0; i < 1000; i++) await talker.write(long, String(i));
   return {
     bound: bound.url,
     holder,
@@ -166,6 +175,8 @@ async function populate(vault: TestVault): Promise<Source> {
     versions: (await capJson(r2.url, "/versions?path=notes/plan.md")).body,
     audit: (await capJson(r2.url, "/audit")).body,
     readerInfo: (await capJson(reader.url)).body,
+    chatty: chatty.url,
+    chattyAudit: (await capJson(chatty.url, "/audit?limit=1100")).body,
     oauthKeys: await oauthKeys(vault),
   };
 }
@@ -203,6 +214,11 @@ async function expectCarried(vault: TestVault, backends: { r2: "r2" | "disk"; di
   const gone = (await capJson(on(vault, made.r2), "/versions?path=gone.txt")).body as { versions: { id: string }[] };
   expect(new TextDecoder().decode(await a.readVersion(gone.versions.at(-1)!.id))).toBe("soon deleted");
   expect((await capJson(on(vault, made.r2), "/audit")).body).toEqual(made.audit);
+  const chattyAudit = (await capJson(on(vault, made.chatty), "/audit?limit=1100")).body as { entries: unknown[] };
+  expect(chattyAudit.entries).toHaveLength(1000);
+  // More than one import call's 512 KiB, even counting the answer's longer times (an ISO string, not a number).
+  expect(Buffer.byteLength(JSON.stringify(chattyAudit))).toBeGreaterThan(540 * 1024);
+  expect(chattyAudit).toEqual(made.chattyAudit);
   // The tree, rights and labels.
   const reader = new FsCap(on(vault, made.reader));
   expect((await capJson(on(vault, made.reader))).body).toEqual(made.readerInfo);

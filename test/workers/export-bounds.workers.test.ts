@@ -13,7 +13,7 @@ import { cap, errorCode, mintRoot } from "./vault.ts";
 
 // The bounds as docs/export-import.md states them, written out, not imported: a changed constant fails here.
 const STAGE_PAGE = 100;
-const STAGE_CAPS = 10;
+const STAGE_CAPS = 4;
 const OAUTH_PAGE = 200;
 const FILES_PAGE = 1000;
 const MAX_CHILDREN = 1000;

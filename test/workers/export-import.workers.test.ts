@@ -5,7 +5,7 @@
  * alarm finishes. The round trip between real launchers: test/node/export-import.node.test.ts.
  */
 
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, listDurableObjectIds, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { JOURNAL_PAGE_ROWS } from "../../durable-objects/journal-transfer.ts";
 import { rootJournalStub, rootRegistryStub } from "../../durable-objects/object-stubs.ts";
@@ -50,20 +50,28 @@ describe("export pages", () => {
     );
   });
 
-  it("refuses a root no cap could have, on every route that names one (400, never a journal of that name)", async () => {
-    for (const prefix of ["../x/", "a", "/abs/", ".capvault-versions/", "a//b/"]) {
+  it("refuses a root no cap could have, on every route that names one (400, and no journal of that name made)", async () => {
+    const archiveId = await begin();
+    const journals = async () => (await listDurableObjectIds(env.JOURNALS)).map(String).sort();
+    const before = await journals();
+    for (const prefix of ["../x/", "..", "a", "/abs/", "/", ".capvault-versions/", "a//b/", "a/../", "a\\b/"]) {
       const q = new URLSearchParams({ backend: "r2", prefix, table: "versions" });
-      for (const route of [`/export/journal?${q}`, `/export/files?${q}`, `/export/file?${q}&path=a.md`]) {
-        const res = await call("GET", `/admin${route}`, { headers: auth });
-        expect(res.status, `${route}`).toBeGreaterThanOrEqual(400);
-        expect(res.status, `${route}`).toBeLessThan(500);
-      }
-      const journal = await post("/import/journal", { archiveId: "d".repeat(32), backend: "r2", prefix, rows: [] });
-      expect(journal.status).toBeGreaterThanOrEqual(400);
-      expect(journal.status).toBeLessThan(500);
+      const routes = [
+        `/export/journal?${q}`,
+        `/export/journal?${q}&table=blobs`,
+        `/export/files?${q}`,
+        `/export/file?${q}&path=a.md`,
+      ];
+      for (const route of routes)
+        expect(await errorCode(await call("GET", `/admin${route}`, { headers: auth })), route).toBe("bad_request");
+      // During an open import, so the refusal is the root's, not the import's.
+      const journal = await post("/import/journal", { archiveId, backend: "r2", prefix, table: "versions", rows: [] });
+      expect(await errorCode(journal), prefix).toBe("bad_request");
     }
+    expect(await journals()).toEqual(before);
     const wrongBackend = await call("GET", "/admin/export/files?backend=s3&prefix=", { headers: auth });
     expect(await errorCode(wrongBackend)).toBe("bad_request");
+    expect((await post("/import/abort", { archiveId })).status).toBe(200);
   });
 
   it("answers the key's fingerprint, never the key, in /admin/state", async () => {
@@ -103,8 +111,8 @@ describe("import", () => {
     const archiveId = await begin();
     // One more cap than a commit step makes live, so the first step leaves work.
     const caps = await Promise.all(Array.from({ length: 26 }, (_, i) => archivedCap("ei-commit/", `c${i}`)));
-    for (let i = 0; i < caps.length; i += 10) {
-      const staged = await post("/import/caps", { archiveId, caps: caps.slice(i, i + 10).map((c) => c.state) });
+    for (let i = 0; i < caps.length; i += 4) {
+      const staged = await post("/import/caps", { archiveId, caps: caps.slice(i, i + 4).map((c) => c.state) });
       expect(staged.status, await staged.clone().text()).toBe(200);
     }
     for (const c of caps) expect(await errorCode(await cap(c.token).info())).toBe("no_such_cap");
