@@ -169,9 +169,18 @@ const isInt = (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) &
 const isIntOrNull = (v: unknown) => v === null || isInt(v);
 const isStringOrNull = (v: unknown) => v === null || typeof v === "string";
 
+/**
+ * The longest text a row may hold (inline bytes aside): paths and content types are at most 1,024
+ * bytes, ids and digests far less. A longer one failed the SQLite write as a 503 (a 3 MB setting name).
+ */
+const MAX_ROW_TEXT = 4096;
+
 function validRow(table: JournalTable, row: unknown): boolean {
   if (typeof row !== "object" || row === null) return false;
   const r = row as Row;
+  for (const [field, value] of Object.entries(r))
+    if (typeof value === "string" && value.length > MAX_ROW_TEXT && !(table === "inline_blobs" && field === "bytes"))
+      return false;
   switch (table) {
     case "versions":
       return (

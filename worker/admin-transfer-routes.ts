@@ -2,6 +2,7 @@ import type { Context, Hono } from "hono";
 import { capObjectStub, rootJournalStub, rootRegistryStub } from "../durable-objects/object-stubs.ts";
 import { listRootFiles, readBlob, readRootFile, transferRoot, writeImported } from "../durable-objects/vault-files.ts";
 import { ARCHIVE_FORMAT, RELEASE, STATE_FORMAT } from "../shared/archive-format.ts";
+import { contentTypeOf } from "../shared/content-type.ts";
 import { refusal, refuse } from "../shared/refusals.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { tokenKeyFingerprint } from "../shared/token-key.ts";
@@ -185,11 +186,14 @@ export function addTransferRoutes(admin: Hono<AppEnv>): void {
     const { backend, prefix } = root.value;
     const length = Number(c.req.header("content-length") ?? "");
     if (!Number.isSafeInteger(length) || length < 0 || !c.req.raw.body) return errorResponse(refusal("lengthRequired"));
+    // As every write judges it: R2 stores a type with a CR or LF and then fails every read of the file.
+    const contentType = contentTypeOf(q.value.contentType, "application/octet-stream");
+    if (!contentType.ok) return errorResponse(contentType.error);
     const blobOnly = q.value.blobOnly === "1";
     if (blobOnly && q.value.blob === null) return errorResponse(refusal("importMalformed"));
     const written = await writeImported(c.env, backend, prefix, q.value.path, c.req.raw.body, {
       length,
-      contentType: q.value.contentType || "application/octet-stream",
+      contentType: contentType.value,
       keepAs: q.value.blob,
       blobOnly,
     });
