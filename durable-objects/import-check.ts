@@ -1,6 +1,8 @@
+import { parseLimits, type QuotaRule } from "../shared/quota.ts";
 import { refuse } from "../shared/refusals.ts";
 import { parseRelPath } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
+import { parseRetention } from "../shared/retention.ts";
 import { parseRights } from "../shared/rights.ts";
 import { base32 } from "../shared/token.ts";
 import type { AuditRow } from "./audit-log.ts";
@@ -56,6 +58,21 @@ export function isRootLevels(v: unknown): v is string[] {
   return root.ok && checkRoot(v as string[], root.value, "prefixTooLong").ok;
 }
 
+/** A chain holds at most one rule per path depth (shared/quota.ts `childChain`), and a key at most 1,024 bytes. */
+const MAX_RULES = 1024;
+
+/** A retention as a mint writes it: both fields, each in its range (an unchecked one was served as is). */
+function isRetention(v: unknown): boolean {
+  return isObject(v) && typeof v.keepVersions === "number" && typeof v.keepDays === "number" && parseRetention(v).ok;
+}
+
+/** A quota rule as a mint writes it; one of another shape made every call to its cap a 503. */
+function isRule(v: unknown): v is QuotaRule {
+  return (
+    isObject(v) && typeof v.prefix === "string" && (v.prefix === "" || v.prefix.endsWith("/")) && parseLimits(v).ok
+  );
+}
+
 function isRecord(v: unknown): v is CapRecord {
   if (!isCapRef(v)) return false;
   const r = v as unknown as Shape;
@@ -68,8 +85,8 @@ function isRecord(v: unknown): v is CapRecord {
     isTimeOrNull(r.expiresAt) &&
     (r.parent === null || isCapRef(r.parent)) &&
     (r.depth === undefined || (Number.isSafeInteger(r.depth) && (r.depth as number) >= 0)) &&
-    (r.retention === undefined || isObject(r.retention)) &&
-    (r.quotas === undefined || Array.isArray(r.quotas)) &&
+    (r.retention === undefined || isRetention(r.retention)) &&
+    (r.quotas === undefined || (Array.isArray(r.quotas) && r.quotas.length <= MAX_RULES && r.quotas.every(isRule))) &&
     (r.historyFrom === undefined || isTime(r.historyFrom)) &&
     (r.holder === undefined || r.holder === null || (isObject(r.holder) && typeof r.holder.jkt === "string"))
   );

@@ -3,14 +3,15 @@
  * is judged as a cap's write judges it, and a journal row's text is bounded,
  * so no archive, however edited, leaves a file or a row that fails later (a
  * CR in a type stored on R2 failed every read of the file, and every later
- * export, with a 503; a 300 KB setting name failed the SQLite write). From
+ * export, with a 503; a 300 KB setting name failed the SQLite write; a quota
+ * rule of another shape made every call to the imported cap a 503). From
  * the red-team pass of issue 33.
  */
 
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { auth, begin, post } from "./archive-admin.ts";
-import { call, errorCode } from "./vault.ts";
+import { archivedCap, auth, begin, finish, post } from "./archive-admin.ts";
+import { call, cap, errorCode } from "./vault.ts";
 
 /** Under an import call's 512 KiB of JSON, far over any text a row holds (4,096). */
 const HUGE = 300_000;
@@ -76,5 +77,58 @@ describe("import pages judged like every write", () => {
     );
     expect(((await exported.json()) as { rows: unknown[] }).rows).toEqual([]);
     expect((await post("/import/abort", { archiveId })).status).toBe(200);
+  });
+});
+
+describe("an imported cap whose record holds what no mint writes", () => {
+  const records: [string, Record<string, unknown>][] = [
+    ["quotas [null]", { quotas: [null] }],
+    ["quotas of strings", { quotas: [{ prefix: 7, maxBytes: "lots", maxFiles: {} }] }],
+    ["retention of strings", { retention: { keepVersions: "all", keepDays: -5 } }],
+    ["retention empty", { retention: {} }],
+    ["depth huge", { depth: Number.MAX_SAFE_INTEGER }],
+    ["holder jkt empty", { holder: { jkt: "" } }],
+  ];
+  it.each(records)("%s: refused at staging, or served without a 5xx", async (name, extra) => {
+    const archiveId = await begin();
+    const { token, state } = await archivedCap(`ij-odd-${crypto.randomUUID()}/`, name);
+    const record = { ...state.record, rights: ["read", "write", "delete", "list", "subdir"], ...extra };
+    const staged = await post("/import/caps", { archiveId, caps: [{ ...state, record }] });
+    if (staged.status === 400) {
+      expect((await post("/import/abort", { archiveId })).status).toBe(200);
+      expect(await errorCode(await cap(token).info())).toBe("no_such_cap");
+      return;
+    }
+    expect(staged.status, await staged.clone().text()).toBe(200);
+    await finish(archiveId);
+    const base = `/object/${token}`;
+    const answers: [string, Response][] = [
+      ["info", await cap(token).info()],
+      ["write", await call("PUT", `${base}/file?path=a.txt`, { body: "one" })],
+      ["write again", await call("PUT", `${base}/file?path=a.txt`, { body: "two" })],
+      ["read", await call("GET", `${base}/file?path=a.txt`)],
+      ["list", await call("GET", `${base}/list?path=`)],
+      ["versions", await call("GET", `${base}/versions?path=a.txt`)],
+      ["subdir", await call("POST", `${base}/subdir`, { json: { path: "", rights: ["read"], maxBytes: 10 } })],
+      ["delete", await call("DELETE", `${base}/file?path=a.txt`)],
+    ];
+    for (const [what, res] of answers) expect(`${what} ${res.status < 500}`, await res.text()).toBe(`${what} true`);
+  });
+
+  it("a record as a mint writes it, quotas and retention included, is staged and served", async () => {
+    const archiveId = await begin();
+    const { token, state } = await archivedCap(`ij-fine-${crypto.randomUUID()}/`, "fine");
+    const record = {
+      ...state.record,
+      rights: ["read", "write", "list"],
+      quotas: [{ prefix: "", maxBytes: 100, maxFiles: 3 }],
+      retention: { keepVersions: 2, keepDays: 1 },
+    };
+    expect((await post("/import/caps", { archiveId, caps: [{ ...state, record }] })).status).toBe(200);
+    await finish(archiveId);
+    expect((await call("PUT", `/object/${token}/file?path=a.txt`, { body: "one" })).status).toBe(201);
+    expect(await errorCode(await call("PUT", `/object/${token}/file?path=b.txt`, { body: "x".repeat(200) }))).toBe(
+      "quota_exceeded",
+    );
   });
 });
