@@ -13,7 +13,7 @@
  */
 import { type BigIntStats, constants } from "node:fs";
 import { refuse } from "../shared/refusals.ts";
-import { RESERVED_NAME_PREFIX } from "../shared/rel-path.ts";
+import { isReservedName } from "../shared/rel-path.ts";
 import { ok, type Result } from "../shared/result.ts";
 import { decodeUtf8Strict } from "../shared/strict-utf8.ts";
 import { errnoOf, failFromFs } from "./fs-errors.ts";
@@ -190,7 +190,7 @@ export async function walk(start: DirChain, steps: readonly Step[], options: Wal
         continue;
       }
       // Temp and metadata files are reserved: no link may lead the API to them.
-      if (step.fromLink && name.startsWith(RESERVED_NAME_PREFIX)) return await outside();
+      if (step.fromLink && isReservedName(name)) return await outside();
       const last = queue.length === 0;
       let handle: FileHandle;
       try {

@@ -12,6 +12,15 @@ export const MAX_SEGMENT_BYTES = 255;
  */
 export const RESERVED_NAME_PREFIX = ".capvault-";
 
+/**
+ * Whether a name is reserved, in any letter case: on a case-insensitive
+ * folder (WSL's /mnt/c, an ext4 casefold directory, vfat) `.CAPVAULT-FORMAT`
+ * or `.Capvault-meta/…` names the vault's own files.
+ */
+export function isReservedName(name: string): boolean {
+  return name.slice(0, RESERVED_NAME_PREFIX.length).toLowerCase() === RESERVED_NAME_PREFIX;
+}
+
 /** A path relative to a cap's root that passed {@link parseRelPath}. `[]` is the root itself. */
 export interface RelPath {
   readonly segments: readonly string[];
@@ -59,7 +68,7 @@ export function parseRelPath(input: string | null | undefined): Result<RelPath> 
   for (const segment of segments) {
     if (segment === "" || segment === ".") return refuse("emptySegment");
     if (utf8Length(segment) > MAX_SEGMENT_BYTES) return refuse("segmentTooLong");
-    if (segment.startsWith(RESERVED_NAME_PREFIX)) return refuse("reservedName");
+    if (isReservedName(segment)) return refuse("reservedName");
   }
   if (utf8Length(trimmed) > MAX_KEY_BYTES) return refuse("pathTooLong");
   return ok({ segments, text: segments.join("/") });
