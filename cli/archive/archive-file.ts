@@ -57,21 +57,38 @@ export class BufferedReader implements ExactReader {
     return out;
   }
 
+  /**
+   * One line. The pieces of a long one are kept apart and joined once: joined
+   * at every piece (64 KiB each, decrypted), a 16 MiB line took 9 s to refuse.
+   */
   async line(max: number): Promise<Buffer | null> {
-    let scanned = 0;
+    const at = this.#buffer.indexOf(10);
+    if (at !== -1) {
+      const out = this.#buffer.subarray(0, at + 1);
+      this.#buffer = this.#buffer.subarray(at + 1);
+      return out;
+    }
+    const parts = [this.#buffer];
+    let total = this.#buffer.length;
+    this.#buffer = Buffer.alloc(0);
     for (;;) {
-      const at = this.#buffer.indexOf(10, scanned);
-      if (at !== -1) {
-        const out = this.#buffer.subarray(0, at + 1);
-        this.#buffer = this.#buffer.subarray(at + 1);
-        return out;
-      }
-      scanned = this.#buffer.length;
-      if (scanned > max) throw new ArchiveError("archive_corrupt", "a record header of the archive is too long");
-      if (!(await this.#fill())) {
-        if (this.#buffer.length === 0) return null;
+      if (total > max) throw new ArchiveError("archive_corrupt", "a record header of the archive is too long");
+      const next = this.#done ? null : await this.#source.next();
+      if (next === null || next.done) {
+        this.#done = true;
+        if (total === 0) return null;
         throw new ArchiveError("archive_truncated", "the archive ends inside a record header");
       }
+      const piece = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+      const end = piece.indexOf(10);
+      if (end === -1) {
+        parts.push(piece);
+        total += piece.length;
+        continue;
+      }
+      parts.push(piece.subarray(0, end + 1));
+      this.#buffer = piece.subarray(end + 1);
+      return Buffer.concat(parts);
     }
   }
 }

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSealer } from "../../cli/archive/archive-crypto.ts";
 import { idOfKey } from "../../durable-objects/import-check.ts";
 import { ARCHIVE_FORMAT, RELEASE, STATE_FORMAT } from "../../shared/archive-format.ts";
 import { tokenKeyFingerprint } from "../../shared/token-key.ts";
@@ -141,5 +142,23 @@ describe("crafted archive records", () => {
       env: { CAPVAULT_URL: vault.url, CAPVAULT_ADMIN_TOKEN: vault.adminToken },
     });
     expect(abort.code, abort.stderr).toBe(0);
+  }, 60_000);
+
+  it("an encrypted archive of one endless header line is refused quickly (the line's pieces are joined once)", async () => {
+    const sealer = await createSealer("a passphrase long enough");
+    const parts: Buffer[] = [sealer.head];
+    const piece = Buffer.alloc(1 << 20, 0x61);
+    for (let i = 0; i < 40; i++) parts.push(...sealer.update(piece));
+    parts.push(sealer.final());
+    const file = path.join(work, "endless-line.capvault");
+    await writeFile(file, Buffer.concat(parts));
+    const started = Date.now();
+    const run = await runInProcess(["import", file, "--passphrase-env", "PP"], {
+      env: { PP: "a passphrase long enough", CAPVAULT_URL: vault.url, CAPVAULT_ADMIN_TOKEN: vault.adminToken },
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/archive_corrupt/);
+    // 8.9 s when the line was joined at every 64 KiB piece; 0.4 s joined once.
+    expect(Date.now() - started).toBeLessThan(3_000);
   }, 60_000);
 });
