@@ -39,6 +39,12 @@ export const REFUSALS = {
       "could be minted (capvault reissue-legacy --minted-before TIME; see docs/upgrading.md)",
   },
   mintedBeforeInvalid: { code: "bad_request", message: "mintedBefore must be an ISO 8601 time, not in the future" },
+  mintedBeforeAfterRecord: {
+    code: "bad_request",
+    message:
+      "this vault recorded when it left state format 0, and mintedBefore is later: caps signed after that would be " +
+      "re-issued and their tokens stop working; leave mintedBefore out (see docs/upgrading.md)",
+  },
   capExists: { code: "conflict", message: "cap already exists" },
   needsRights: {
     code: "forbidden",

@@ -88,12 +88,16 @@ function parseReissue(value: unknown, env: Env, now: number): Result<{ until: nu
   const { mintedBefore, ack = [] } = fields.value;
   if (!Array.isArray(ack) || ack.some((id) => typeof id !== "string")) return refuse("badRequest");
   let until: number;
+  const recorded = Number(env.CAPVAULT_FORMAT0_UNTIL ?? Number.NaN);
+  const hasRecord = Number.isSafeInteger(recorded) && recorded > 0;
   if (mintedBefore !== undefined) {
     until = typeof mintedBefore === "string" ? Date.parse(mintedBefore) : Number.NaN;
     if (!Number.isFinite(until) || until > now) return refuse("mintedBeforeInvalid");
+    // No signed token is older than the key; a later guess would re-issue (and wipe) signed caps of format 0's shape.
+    if (hasRecord && until > recorded) return refuse("mintedBeforeAfterRecord");
   } else {
-    until = Number(env.CAPVAULT_FORMAT0_UNTIL ?? Number.NaN);
-    if (!Number.isSafeInteger(until) || until <= 0) return refuse("reissueCutoffUnknown");
+    if (!hasRecord) return refuse("reissueCutoffUnknown");
+    until = recorded;
   }
   return ok({ until, ack: ack as string[] });
 }
