@@ -89,6 +89,11 @@ export const PROTOCOL_REFUSALS = {
   rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
   rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
   rpcOptions: { code: "bad_request", message: "options must be an object" },
+  // -- service bindings (worker/binding/)
+  bindingLength: {
+    code: "bad_request",
+    message: "length is a stream write's exact size; for bytes or text it must be theirs, or left out",
+  },
   // -- WebDAV (worker/dav/): the DAV layer gives some of these a status of WebDAV's own (423, 405, 415)
   davBasicRequired: {
     code: "unauthorized",

@@ -56,6 +56,11 @@ export class CapTarget extends RpcTarget {
     this.#main = main;
   }
 
+  /** The cap's object, for the service binding's stream methods (worker/binding/): a static, so no stub exposes it. */
+  static stubOf(target: CapTarget): CapStub {
+    return target.#cap;
+  }
+
   async read(path?: string): Promise<Uint8Array> {
     const at = pathArg(path);
     return this.#call(() => readBytes(this.#cap, this.#context.env, at, this.#context.budget));

@@ -1,0 +1,247 @@
+import { RpcTarget } from "cloudflare:workers";
+import { capObjectStub } from "../../durable-objects/object-stubs.ts";
+import { refusal } from "../../shared/refusals.ts";
+import type { CapFailure, Result } from "../../shared/result.ts";
+import { digestToken, isLegacyToken, mayBeBound, verifyToken } from "../../shared/token.ts";
+import type {
+  CapInfo,
+  ChildPage,
+  ListPage,
+  MintedCap,
+  MoveResult,
+  RevokePending,
+  Stat,
+  VersionPage,
+  WriteResult,
+} from "../../shared/wire-types.ts";
+import { readThroughCap } from "../cap-read.ts";
+import type { CapStub } from "../cap-stub.ts";
+import type { Env } from "../env.ts";
+import { CapTarget } from "../rpc/cap-target.ts";
+import { headerArg, optionsArg, pathArg } from "../rpc/rpc-args.ts";
+import { redactError, rpcError } from "../rpc/rpc-error.ts";
+import { RpcSessionBudget } from "../rpc/rpc-session-budget.ts";
+import type { WatchCallback, WatchHandle } from "../rpc/rpc-watch.ts";
+
+/**
+ * One cap over a service binding (Workers RPC): the Cap'n Web interface of
+ * docs/rpc.md, method for method, by delegation to the same {@link CapTarget},
+ * so rights, paths, bounds and audit are decided once for both transports.
+ *
+ * Two things differ, both because of what Workers RPC carries:
+ * - An error crosses with its `message` only (no own properties), so a
+ *   refusal's code leads its message: `no_such_cap: no such cap`. Any other
+ *   error is replaced by a fixed refusal first, as capnweb's sessions do: its
+ *   text could name a key or a host path.
+ * - Byte streams cross without buffering: {@link readStream}, and `write` of a
+ *   `ReadableStream` with its `length` (R2 stores only a known length).
+ *
+ * The token lives in a `#` field: Workers RPC exposes prototype methods only.
+ */
+export class BindingCap extends RpcTarget {
+  readonly #cap: { target: CapTarget; stub: CapStub } | CapFailure;
+  readonly #env: Env;
+  readonly #budget: RpcSessionBudget;
+  readonly #main: boolean;
+
+  /** `cap`: the cap's target, or the refusal every call on this stub answers (a token that names no cap). */
+  constructor(cap: CapTarget | CapFailure, env: Env, budget: RpcSessionBudget, main: boolean) {
+    super();
+    this.#cap = cap instanceof CapTarget ? { target: cap, stub: CapTarget.stubOf(cap) } : cap;
+    this.#env = env;
+    this.#budget = budget;
+    this.#main = main;
+  }
+
+  /** The cap's target, or its refusal thrown. */
+  get #target(): CapTarget {
+    if (!("target" in this.#cap)) throw rpcError(this.#cap);
+    return this.#cap.target;
+  }
+
+  /** The cap's object, for the stream methods, or its refusal thrown. */
+  get #stub(): CapStub {
+    if (!("stub" in this.#cap)) throw rpcError(this.#cap);
+    return this.#cap.stub;
+  }
+
+  read(path?: string): Promise<Uint8Array> {
+    return crossing(() => this.#target.read(path));
+  }
+
+  readText(path?: string): Promise<string> {
+    return crossing(() => this.#target.readText(path));
+  }
+
+  /**
+   * The file's bytes as a stream, never held whole: a file of any size the
+   * vault takes. Counted as one call; the bytes flow as the caller reads.
+   */
+  readStream(path?: string): Promise<ReadableStream<Uint8Array>> {
+    return crossing(async () => {
+      const at = pathArg(path);
+      return this.#budget.run(async () => {
+        const read = await readThroughCap(this.#stub, this.#env, at, {});
+        if (!read.ok) throw rpcError(read.error);
+        if (read.value.status !== "body") throw rpcError(refusal("unavailable"));
+        return read.value.body;
+      });
+    });
+  }
+
+  /** Bytes, text, or a `ReadableStream` with `options.length` (its exact size, as `Content-Length` is over HTTP). */
+  write(
+    path: string,
+    data: Uint8Array | ArrayBuffer | string | ReadableStream<Uint8Array>,
+    options?: { contentType?: string; ifMatch?: string; ifNoneMatch?: string; length?: number },
+  ): Promise<WriteResult> {
+    if (!(data instanceof ReadableStream)) {
+      const { length, ...rest } = options ?? {};
+      if (length !== undefined && length !== byteLength(data)) return fail(refusal("bindingLength"));
+      return crossing(() => this.#target.write(path, data, options ? rest : undefined));
+    }
+    return crossing(async () => {
+      const at = pathArg(path);
+      const o = optionsArg(options, ["contentType", "ifMatch", "ifNoneMatch", "length"]);
+      if (typeof o.length !== "number" || !Number.isSafeInteger(o.length) || o.length < 0) {
+        await data.cancel().catch(() => undefined);
+        throw rpcError(refusal("lengthRequired"));
+      }
+      const headers = {
+        length: o.length,
+        contentType: headerArg(o.contentType),
+        ifMatch: headerArg(o.ifMatch) ?? undefined,
+        ifNoneMatch: headerArg(o.ifNoneMatch) ?? undefined,
+      };
+      const write = async (): Promise<Result<WriteResult>> => this.#stub.writeFile(at, data, headers);
+      return unwrapped(await this.#budget.run(write));
+    });
+  }
+
+  delete(path: string): Promise<null> {
+    return crossing(() => this.#target.delete(path));
+  }
+
+  move(from: string, to: string, options?: { overwrite?: boolean }): Promise<MoveResult> {
+    return crossing(() => this.#target.move(from, to, options));
+  }
+
+  stat(path?: string): Promise<Stat> {
+    return crossing(() => this.#target.stat(path));
+  }
+
+  list(path?: string, options?: { cursor?: string; limit?: number; depth?: number }): Promise<ListPage> {
+    return crossing(() => this.#target.list(path, options));
+  }
+
+  /** A child cap's stub (durable, revoked with this one), as `subdir` over Cap'n Web mints it. */
+  async subdir(
+    path?: string,
+    options?: { rights?: string[]; ttlSeconds?: number | null; label?: string; history?: "all" },
+  ): Promise<BindingCap> {
+    const child = await crossing(() => this.#target.subdir(path, options));
+    return new BindingCap(child, this.#env, this.#budget, false);
+  }
+
+  info(): Promise<CapInfo> {
+    return crossing(() => this.#target.info());
+  }
+
+  children(options?: { cursor?: string; limit?: number }): Promise<ChildPage> {
+    return crossing(() => this.#target.children(options));
+  }
+
+  revoke(): Promise<RevokePending> {
+    return crossing(() => this.#target.revoke());
+  }
+
+  share(): Promise<MintedCap> {
+    return crossing(() => this.#target.share());
+  }
+
+  versions(path: string, options?: { cursor?: string; limit?: number }): Promise<VersionPage> {
+    return crossing(() => this.#target.versions(path, options));
+  }
+
+  readVersion(id: string): Promise<Uint8Array> {
+    return crossing(() => this.#target.readVersion(id));
+  }
+
+  restore(id: string): Promise<WriteResult> {
+    return crossing(() => this.#target.restore(id));
+  }
+
+  redact(id: string): Promise<null> {
+    return crossing(() => this.#target.redact(id));
+  }
+
+  /** Changes in this cap's subtree, to `callback`, until revoked, stopped, or the stub is disposed. */
+  watch(callback: WatchCallback, options?: { since?: string }): Promise<WatchHandle> {
+    return crossing(() => this.#target.watch(callback, options));
+  }
+
+  /** The last stub of the cap `open()` gave is gone: the session's change feeds stop. */
+  [Symbol.dispose](): void {
+    if (this.#main) this.#budget.end();
+  }
+}
+
+/**
+ * The stub for `token`. It never refuses here: a pipelined call on it
+ * (`open(t).readText(p)`) then fails once, with its own error, instead of
+ * leaving a rejected `open` no caller awaits. A forged token addresses no
+ * object (the runtime keeps one for every name): each call on its stub
+ * answers `no_such_cap` at once. An unknown, revoked or expired one is
+ * refused by its object on each call, as every transport's is. A
+ * holder-bound one is refused too, as an unproven HTTP request is: it admits
+ * only a request signed by its key (DPoP, RFC 9449), and a binding call is no
+ * HTTP request to sign (docs/workers.md says what to use instead).
+ */
+export async function openCap(env: Env, token: unknown): Promise<BindingCap> {
+  const budget = new RpcSessionBudget("live");
+  if (typeof token !== "string" || !(await verifyToken(token, env.CAPVAULT_TOKEN_KEY)))
+    return new BindingCap(
+      refusal(typeof token === "string" && isLegacyToken(token) ? "legacyToken" : "noSuchCap"),
+      env,
+      budget,
+      true,
+    );
+  const { key } = await digestToken(token);
+  const stub = capObjectStub(env, key);
+  // The worker's holder gate, not the object, asks an HTTP request for its proof; with no request here, the
+  // object is asked whether the cap admits a caller with none. A bound cap does not, and a binding stays
+  // bound for the cap's life. (A token whose first bit is clear can name no bound cap: no call for it.)
+  if (mayBeBound(token) && !(await stub.admitHolder({ kind: "unproved" }, Date.now())).ok)
+    return new BindingCap(refusal("noSuchCap"), env, budget, true);
+  const origin = env.CAPVAULT_PUBLIC_URL?.replace(/\/+$/, "") ?? "";
+  return new BindingCap(new CapTarget(stub, token, { env, origin, budget }, true), env, budget, true);
+}
+
+/** A refusal as the error a binding caller sees: its code leads its message. */
+export function bindingError(failure: CapFailure): Error {
+  return new Error(`${failure.code}: ${failure.message}`);
+}
+
+function fail<T>(failure: CapFailure): Promise<T> {
+  return Promise.reject(bindingError(failure));
+}
+
+/** Runs a delegated call; whatever it throws leaves as a binding error (a refusal, or a fixed one). */
+async function crossing<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const sent = (error instanceof Error && redactError(error)) || error;
+    const { code, message } = sent as { code?: string; message?: string };
+    throw bindingError(code && message ? ({ code, message } as CapFailure) : refusal("unavailable"));
+  }
+}
+
+function unwrapped<T>(result: Result<T>): T {
+  if (!result.ok) throw rpcError(result.error);
+  return result.value;
+}
+
+function byteLength(data: Uint8Array | ArrayBuffer | string): number {
+  return typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
+}
