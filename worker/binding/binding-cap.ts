@@ -29,8 +29,8 @@ import type { WatchCallback, WatchHandle } from "../rpc/rpc-watch.ts";
  * so rights, paths, bounds and audit are decided once for both transports.
  *
  * Two things differ, both because of what Workers RPC carries:
- * - An error crosses with its `message` only (no own properties), so a
- *   refusal's code leads its message: `no_such_cap: no such cap`. Any other
+ * - An error crosses with its text only (no own properties), so a refusal's
+ *   code leads that text, then a colon and the table's words. Any other
  *   error is replaced by a fixed refusal first, as capnweb's sessions do: its
  *   text could name a key or a host path.
  * - Byte streams cross without buffering: {@link readStream}, and `write` of a
@@ -97,8 +97,10 @@ export class BindingCap extends RpcTarget {
   ): Promise<WriteResult> {
     if (!(data instanceof ReadableStream)) {
       const { length, ...rest } = options ?? {};
-      if (length !== undefined && length !== byteLength(data)) return fail(refusal("bindingLength"));
-      return crossing(() => this.#target.write(path, data, options ? rest : undefined));
+      return crossing(async () => {
+        if (length !== undefined && length !== byteLength(data)) throw rpcError(refusal("bindingLength"));
+        return this.#target.write(path, data, options ? rest : undefined);
+      });
     }
     return crossing(async () => {
       const at = pathArg(path);
@@ -217,23 +219,15 @@ export async function openCap(env: Env, token: unknown): Promise<BindingCap> {
   return new BindingCap(new CapTarget(stub, token, { env, origin, budget }, true), env, budget, true);
 }
 
-/** A refusal as the error a binding caller sees: its code leads its message. */
-export function bindingError(failure: CapFailure): Error {
-  return new Error(`${failure.code}: ${failure.message}`);
-}
-
-function fail<T>(failure: CapFailure): Promise<T> {
-  return Promise.reject(bindingError(failure));
-}
-
 /** Runs a delegated call; whatever it throws leaves as a binding error (a refusal, or a fixed one). */
 async function crossing<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    const sent = (error instanceof Error && redactError(error)) || error;
-    const { code, message } = sent as { code?: string; message?: string };
-    throw bindingError(code && message ? ({ code, message } as CapFailure) : refusal("unavailable"));
+    // As capnweb's sessions send errors: a refusal as it is; anything else as a fixed refusal, never its text.
+    const thrown = error instanceof Error ? error : new Error("not an Error");
+    const sent = (redactError(thrown) ?? thrown) as Error & { code: string };
+    throw new Error(`${sent.code}: ${sent.message}`);
   }
 }
 
