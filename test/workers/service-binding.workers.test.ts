@@ -170,7 +170,10 @@ describe("CapVault streams: no whole file held", () => {
     expect(await codeOf(c.write("b.bin", streamOf(bytes()), { length: SIZE + 1 }))).not.toBe("ok");
     expect(await codeOf(c.write("c.bin", streamOf(bytes()), { length: SIZE - 1 }))).not.toBe("ok");
     expect(await codeOf(c.write("d.bin", "four", { length: 5 }))).toBe("bad_request");
-    for (const name of ["a.bin", "b.bin", "c.bin", "d.bin"])
+    expect(await codeOf(c.write("e.bin", streamOf(bytes()), { length: SIZE, colour: "red" } as never))).toBe(
+      "bad_request",
+    );
+    for (const name of ["a.bin", "b.bin", "c.bin", "d.bin", "e.bin"])
       expect(await errorCode(await cap(root.token).stat(name)), name).toBe("not_found");
   });
 

@@ -96,27 +96,33 @@ export class BindingCap extends RpcTarget {
     options?: { contentType?: string; ifMatch?: string; ifNoneMatch?: string; length?: number },
   ): Promise<WriteResult> {
     if (!(data instanceof ReadableStream)) {
-      const { length, ...rest } = options ?? {};
+      // `length` is the stream form's; given with bytes it must be theirs. Anything else is Cap'n Web's write.
+      const isObject = typeof options === "object" && options !== null && !Array.isArray(options);
+      const { length, ...rest } = isObject ? options : { length: undefined };
       return crossing(async () => {
         if (length !== undefined && length !== byteLength(data)) throw rpcError(refusal("bindingLength"));
-        return this.#target.write(path, data, options ? rest : undefined);
+        return this.#target.write(path, data, (isObject ? rest : options) as typeof rest);
       });
     }
     return crossing(async () => {
-      const at = pathArg(path);
-      const o = optionsArg(options, ["contentType", "ifMatch", "ifNoneMatch", "length"]);
-      if (typeof o.length !== "number" || !Number.isSafeInteger(o.length) || o.length < 0) {
+      try {
+        const at = pathArg(path);
+        const o = optionsArg(options, ["contentType", "ifMatch", "ifNoneMatch", "length"]);
+        if (typeof o.length !== "number" || !Number.isSafeInteger(o.length) || o.length < 0)
+          throw rpcError(refusal("lengthRequired"));
+        const headers = {
+          length: o.length,
+          contentType: headerArg(o.contentType),
+          ifMatch: headerArg(o.ifMatch) ?? undefined,
+          ifNoneMatch: headerArg(o.ifNoneMatch) ?? undefined,
+        };
+        const write = async (): Promise<Result<WriteResult>> => this.#stub.writeFile(at, data, headers);
+        return unwrapped(await this.#budget.run(write));
+      } catch (error) {
+        // A refused write reads none of the caller's stream: cancelled, so its producer is not left waiting.
         await data.cancel().catch(() => undefined);
-        throw rpcError(refusal("lengthRequired"));
+        throw error;
       }
-      const headers = {
-        length: o.length,
-        contentType: headerArg(o.contentType),
-        ifMatch: headerArg(o.ifMatch) ?? undefined,
-        ifNoneMatch: headerArg(o.ifNoneMatch) ?? undefined,
-      };
-      const write = async (): Promise<Result<WriteResult>> => this.#stub.writeFile(at, data, headers);
-      return unwrapped(await this.#budget.run(write));
     });
   }
 
