@@ -1,5 +1,6 @@
 import { groupPids, processCpuMs } from "../bench/proc-stats.ts";
 import { startTestVault } from "../test/node/test-vault.ts";
+import { bindingHostileRows } from "./hostile-binding.ts";
 import { floorWriteDelay } from "./hostile-floor.ts";
 import { type HostileRow, hostileCaseChosen, hostileRequests } from "./hostile-requests.ts";
 
@@ -30,7 +31,7 @@ export async function runHostile(log: (line: string) => void): Promise<HostileRo
     const pids = await groupPids(vault.pgid);
     const cpuMs = () => processCpuMs(pids);
     const target = { url: vault.url, capUrl: vault.rootCapUrl, otherCapUrl, cpuMs, adminToken: vault.adminToken };
-    const rows = await hostileRequests(target, onRow);
+    const rows = [...(await hostileRequests(target, onRow)), ...(await bindingHostileRows(onRow))];
     if (!hostileCaseChosen("floor")) return rows;
     const floor = await floorWriteDelay();
     onRow(floor);

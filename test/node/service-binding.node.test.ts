@@ -5,97 +5,31 @@
  * CapVault entrypoint, and `env.NOTES`, a CapBinding whose props hold one cap.
  * Every call crosses a real service binding between two workers.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { Miniflare, type WorkerOptions } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildWorker, PROJECT_ROOT } from "../../launcher/build-worker.ts";
-import { readRuntimeConfig } from "../../launcher/runtime-config.ts";
+import { type BindingPair, type Settled, startBindingPair } from "./binding-pair.ts";
 
-const ORIGIN = "https://vault.test";
-const ADMIN = randomBytes(24).toString("base64url");
-let work: string;
-let mf: Miniflare;
-let vaultOptions: WorkerOptions;
+let pair: BindingPair;
 let notesToken: string;
-
-const consumer = (props: Record<string, unknown> | undefined): WorkerOptions => ({
-  name: "consumer",
-  modules: true,
-  scriptPath: path.join(PROJECT_ROOT, "test/fixtures/binding-consumer/worker.js"),
-  compatibilityDate: vaultOptions.compatibilityDate!,
-  serviceBindings: {
-    VAULT: { name: "capvault", entrypoint: "CapVault" },
-    ...(props ? { NOTES: { name: "capvault", entrypoint: "CapBinding", props } } : {}),
-  },
-});
-
-/** The vault's HTTP surface (the consumer is the entry worker). */
-async function vaultFetch(route: string, init: RequestInit = {}): Promise<Response> {
-  const vault = await mf.getWorker("capvault");
-  return (await vault.fetch(`${ORIGIN}${route}`, init as never)) as unknown as Response;
-}
-
-async function mintRoot(prefix: string): Promise<{ token: string }> {
-  const res = await vaultFetch("/admin/roots", {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
-    body: JSON.stringify({ backend: "r2", prefix }),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { token: string };
-}
+const ORIGIN = "https://vault.test";
+const vaultFetch = (route: string, init?: RequestInit) => pair.vaultFetch(route, init);
+const mintRoot = (prefix: string) => pair.mintRoot(prefix);
 
 /** A consumer route's JSON answer. */
-async function consume<T = { ok: boolean; value?: unknown; message?: string }>(
-  route: string,
-  body: unknown,
-): Promise<T> {
-  const res = await mf.dispatchFetch(`http://consumer${route}`, { method: "POST", body: JSON.stringify(body) });
-  return (await res.json()) as T;
+async function consume<T = Settled & { value?: unknown; message?: string }>(route: string, body: unknown): Promise<T> {
+  return (await (await pair.consume(route, body)).json()) as T;
 }
 
 const callOn = (token: string | undefined, method: string, ...args: unknown[]) =>
   consume("/call", { token, method, args });
 
 beforeAll(async () => {
-  work = await mkdtemp(path.join(os.tmpdir(), "capvault-binding-"));
-  const scriptPath = await buildWorker(path.join(work, "build"));
-  const runtime = readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml"));
-  vaultOptions = {
-    name: "capvault",
-    modules: true,
-    scriptPath,
-    modulesRoot: path.dirname(scriptPath),
-    compatibilityDate: runtime.compatibilityDate,
-    compatibilityFlags: runtime.compatibilityFlags,
-    durableObjects: {
-      CAPS: { className: "CapObject", useSQLite: true },
-      ROOTS: { className: "RootRegistry", useSQLite: true },
-      JOURNALS: { className: "RootJournal", useSQLite: true },
-      OAUTH: { className: "OAuthRegistry", useSQLite: true },
-    },
-    r2Buckets: ["BUCKET"],
-    bindings: {
-      CAPVAULT_ADMIN_TOKEN: ADMIN,
-      CAPVAULT_TOKEN_KEY: randomBytes(32).toString("base64url"),
-      CAPVAULT_PUBLIC_URL: ORIGIN,
-    },
-  };
-  const persist = { durableObjectsPersist: path.join(work, "do"), r2Persist: path.join(work, "r2") };
-  mf = new Miniflare({ ...persist, workers: [consumer(undefined), vaultOptions] });
-  await mf.ready;
+  pair = await startBindingPair();
   // The props cap is fixed at deploy time: minted first, then the consumer deployed with it.
   notesToken = (await mintRoot("notes-binding/")).token;
-  await mf.setOptions({ ...persist, workers: [consumer({ token: notesToken }), vaultOptions] });
+  await pair.bindNotes(notesToken);
 }, 120_000);
 
-afterAll(async () => {
-  await mf?.dispose();
-  await rm(work, { recursive: true, force: true });
-});
+afterAll(() => pair?.stop());
 
 describe("a consumer Worker over CapVault", () => {
   it("pipelines open, subdir and readText, and writes, lists and mints", async () => {
@@ -147,10 +81,7 @@ describe("a consumer Worker over CapVault", () => {
       ok: true,
       value: { size },
     });
-    const read = await mf.dispatchFetch("http://consumer/stream-read", {
-      method: "POST",
-      body: JSON.stringify({ token, file: "big.bin" }),
-    });
+    const read = await pair.consume("/stream-read", { token, file: "big.bin" });
     const bytes = new Uint8Array(await read.arrayBuffer());
     expect(bytes.length).toBe(size);
     expect(bytes.every((b) => b === 0x61)).toBe(true);

@@ -113,6 +113,11 @@ describe("CapVault.open: a cap as a stub", () => {
       }
     }
     expect([...messages]).toEqual(["no_such_cap: no such capability"]);
+    // Refused before its arguments are looked at: a bad path does not tell a revoked token from a forged one.
+    for (const token of [forged, revoked.token, expired.token])
+      expect(await codeOf(vault.open(token).readText("../x" as string)), token).toBe("no_such_cap");
+    for (const token of [forged, revoked.token])
+      expect(await codeOf(vault.open(token).list(7 as unknown as string)), token).toBe("no_such_cap");
   });
 
   it("a revocation stops the stubs already held, the cap's and its children's, at their next call", async () => {

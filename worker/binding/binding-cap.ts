@@ -197,30 +197,28 @@ export class BindingCap extends RpcTarget {
 /**
  * The stub for `token`. It never refuses here: a pipelined call on it
  * (`open(t).readText(p)`) then fails once, with its own error, instead of
- * leaving a rejected `open` no caller awaits. A forged token addresses no
- * object (the runtime keeps one for every name): each call on its stub
- * answers `no_such_cap` at once. An unknown, revoked or expired one is
- * refused by its object on each call, as every transport's is. A
- * holder-bound one is refused too, as an unproven HTTP request is: it admits
- * only a request signed by its key (DPoP, RFC 9449), and a binding call is no
- * HTTP request to sign (docs/workers.md says what to use instead).
+ * leaving a rejected `open` no caller awaits. A token that names no live cap
+ * gives a stub whose every call answers `no_such_cap` before its arguments are
+ * looked at, so a forged, unknown, revoked or expired token answers the same
+ * bytes to the same call, as over HTTP (a forged one addresses no object: the
+ * runtime keeps one for every name). A holder-bound cap is refused too, as an
+ * unproven HTTP request is: it admits only a request signed by its key (DPoP,
+ * RFC 9449), and a binding call is no HTTP request to sign (docs/workers.md).
+ * A cap revoked after its stub was opened is refused by its object at the next
+ * call, as a Cap'n Web session's is.
  */
 export async function openCap(env: Env, token: unknown): Promise<BindingCap> {
   const budget = new RpcSessionBudget("live");
+  const dead = (reason: "noSuchCap" | "legacyToken") => new BindingCap(refusal(reason), env, budget, true);
   if (typeof token !== "string" || !(await verifyToken(token, env.CAPVAULT_TOKEN_KEY)))
-    return new BindingCap(
-      refusal(typeof token === "string" && isLegacyToken(token) ? "legacyToken" : "noSuchCap"),
-      env,
-      budget,
-      true,
-    );
+    return dead(typeof token === "string" && isLegacyToken(token) ? "legacyToken" : "noSuchCap");
   const { key } = await digestToken(token);
   const stub = capObjectStub(env, key);
-  // The worker's holder gate, not the object, asks an HTTP request for its proof; with no request here, the
-  // object is asked whether the cap admits a caller with none. A bound cap does not, and a binding stays
-  // bound for the cap's life. (A token whose first bit is clear can name no bound cap: no call for it.)
-  if (mayBeBound(token) && !(await stub.admitHolder({ kind: "unproved" }, Date.now())).ok)
-    return new BindingCap(refusal("noSuchCap"), env, budget, true);
+  // One call to the object: is the cap alive, and does it admit a caller with no proof? The worker's holder
+  // gate, not the object, asks an HTTP request for its proof; here the object is asked, and a bound cap
+  // admits no unproven caller, for its whole life. A token whose first bit is clear names no bound cap.
+  const live = mayBeBound(token) ? await stub.admitHolder({ kind: "unproved" }, Date.now()) : await stub.describe();
+  if (!live.ok) return dead("noSuchCap");
   const origin = env.CAPVAULT_PUBLIC_URL?.replace(/\/+$/, "") ?? "";
   return new BindingCap(new CapTarget(stub, token, { env, origin, budget }, true), env, budget, true);
 }
