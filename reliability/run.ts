@@ -7,7 +7,7 @@
  *   RELIABILITY_ONLY=fuzz,load,faults,hostile   run only these parts
  *   RELIABILITY_BACKEND=r2|disk    fuzz and load only this backend
  *   RELIABILITY_CASE=<i>           with ONLY=fuzz: replay one fuzz case
- *   RELIABILITY_SURFACE=<s>,...    fuzz only these surfaces: http (HTTP, MCP, memory), rpc-batch, rpc-socket, versions, watch, console
+ *   RELIABILITY_SURFACE=<s>,...    fuzz only these surfaces: http (HTTP, MCP, memory), rpc-batch, rpc-socket, versions, watch, console, binding
  *   RELIABILITY_HOSTILE_CASE=<a>,<b>   with ONLY=hostile: only the rows whose name holds one of these
  */
 
@@ -28,7 +28,7 @@ const backends = process.env.RELIABILITY_BACKEND
   : undefined;
 const fuzzCase = process.env.RELIABILITY_CASE ? Number(process.env.RELIABILITY_CASE) : undefined;
 const surfaces = process.env.RELIABILITY_SURFACE
-  ? (process.env.RELIABILITY_SURFACE.split(",") as (SurfaceName | "http")[])
+  ? (process.env.RELIABILITY_SURFACE.split(",") as (SurfaceName | "http" | "binding")[])
   : undefined;
 
 console.log(

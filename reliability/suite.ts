@@ -1,5 +1,6 @@
 import type { Backend } from "../shared/wire-types.ts";
 import { runFaults } from "./faults-run.ts";
+import { runBindingFuzz } from "./fuzz-binding.ts";
 import { runFuzz } from "./fuzz-run.ts";
 import { runSurfaceFuzz, type SurfaceName } from "./fuzz-surfaces.ts";
 import { runKeepAlive } from "./http-keepalive.ts";
@@ -20,8 +21,11 @@ export interface SuiteOptions {
   backends?: readonly Backend[];
   /** Fuzz replay: only this case index. */
   fuzzCase?: number;
-  /** Only these fuzz surfaces; "http" is the HTTP, MCP and memory fuzz (default all). */
-  surfaces?: readonly (SurfaceName | "http")[];
+  /**
+   * Only these fuzz surfaces; "http" is the HTTP, MCP and memory fuzz, "binding" the service binding's
+   * (a vault of its own beside a consumer Worker, R2 only). Default all.
+   */
+  surfaces?: readonly (SurfaceName | "http" | "binding")[];
   log?: (line: string) => void;
 }
 
@@ -53,7 +57,7 @@ export async function runSuite(options: SuiteOptions): Promise<{ rows: Row[]; fi
             const out: Row[] = [];
             if (!surfaces || surfaces.includes("http"))
               out.push((await runFuzz(fixture, backend, { cases: scale.fuzzCases, seed, only: options.fuzzCase })).row);
-            const further = surfaces?.filter((s): s is SurfaceName => s !== "http");
+            const further = surfaces?.filter((s): s is SurfaceName => s !== "http" && s !== "binding");
             if (!surfaces || further!.length > 0)
               out.push(
                 ...(await runSurfaceFuzz(fixture, backend, {
@@ -67,6 +71,14 @@ export async function runSuite(options: SuiteOptions): Promise<{ rows: Row[]; fi
           }),
         ),
       );
+      if (!options.surfaces || options.surfaces.includes("binding"))
+        await step("fuzz binding", () =>
+          runBindingFuzz({
+            cases: scale.surfaceCases,
+            seed,
+            ...(options.fuzzCase !== undefined ? { only: options.fuzzCase } : {}),
+          }),
+        );
       for (const backend of backends) await step(`keep-alive ${backend}`, () => runKeepAlive(fixture, backend));
     }
     if (parts.has("load")) {

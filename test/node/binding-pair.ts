@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import type { Readable } from "node:stream";
 import { Miniflare, type WorkerOptions } from "miniflare";
 import { buildWorker, PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { readRuntimeConfig } from "../../launcher/runtime-config.ts";
@@ -67,7 +68,11 @@ export async function startBindingPair(): Promise<BindingPair> {
   });
   // On disk, so a redeploy of the consumer (setOptions) keeps the vault's state.
   const persist = { durableObjectsPersist: path.join(work, "do"), r2Persist: path.join(work, "r2") };
-  const mf = new Miniflare({ ...persist, workers: [consumer(null), vault] });
+  // The vault's request log (a line a call) is left out; what workerd says on stderr is kept.
+  const stdio = {
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => (stdout.resume(), stderr.pipe(process.stderr)),
+  };
+  const mf = new Miniflare({ ...persist, ...stdio, workers: [consumer(null), vault] });
   await mf.ready;
 
   const vaultFetch = async (route: string, init: RequestInit = {}) => {
@@ -92,7 +97,7 @@ export async function startBindingPair(): Promise<BindingPair> {
         body: JSON.stringify(body),
       }) as unknown as Promise<Response>,
     async bindNotes(token) {
-      await mf.setOptions({ ...persist, workers: [consumer(token), vault] });
+      await mf.setOptions({ ...persist, ...stdio, workers: [consumer(token), vault] });
     },
     async stop() {
       await mf.dispose();

@@ -53,6 +53,15 @@ export class BindingCap extends RpcTarget {
     this.#main = main;
   }
 
+  /**
+   * Runs a call of this stub: a dead one's refusal first, before any argument is looked at, so
+   * the same call on a forged, revoked or expired token answers the same bytes.
+   */
+  #crossing<T>(call: () => Promise<T>): Promise<T> {
+    const cap = this.#cap;
+    return crossing(() => ("target" in cap ? call() : Promise.reject(rpcError(cap))));
+  }
+
   /** The cap's target, or its refusal thrown. */
   get #target(): CapTarget {
     if (!("target" in this.#cap)) throw rpcError(this.#cap);
@@ -66,11 +75,11 @@ export class BindingCap extends RpcTarget {
   }
 
   read(path?: string): Promise<Uint8Array> {
-    return crossing(() => this.#target.read(path));
+    return this.#crossing(() => this.#target.read(path));
   }
 
   readText(path?: string): Promise<string> {
-    return crossing(() => this.#target.readText(path));
+    return this.#crossing(() => this.#target.readText(path));
   }
 
   /**
@@ -78,7 +87,7 @@ export class BindingCap extends RpcTarget {
    * vault takes. Counted as one call; the bytes flow as the caller reads.
    */
   readStream(path?: string): Promise<ReadableStream<Uint8Array>> {
-    return crossing(async () => {
+    return this.#crossing(async () => {
       const at = pathArg(path);
       return this.#budget.run(async () => {
         const read = await readThroughCap(this.#stub, this.#env, at, {});
@@ -99,12 +108,13 @@ export class BindingCap extends RpcTarget {
       // `length` is the stream form's; given with bytes it must be theirs. Anything else is Cap'n Web's write.
       const isObject = typeof options === "object" && options !== null && !Array.isArray(options);
       const { length, ...rest } = isObject ? options : { length: undefined };
-      return crossing(async () => {
-        if (length !== undefined && length !== byteLength(data)) throw rpcError(refusal("bindingLength"));
+      return this.#crossing(async () => {
+        const bytes = byteLength(data);
+        if (length !== undefined && bytes !== null && length !== bytes) throw rpcError(refusal("bindingLength"));
         return this.#target.write(path, data, (isObject ? rest : options) as typeof rest);
       });
     }
-    return crossing(async () => {
+    return this.#crossing(async () => {
       try {
         const at = pathArg(path);
         const o = optionsArg(options, ["contentType", "ifMatch", "ifNoneMatch", "length"]);
@@ -127,19 +137,19 @@ export class BindingCap extends RpcTarget {
   }
 
   delete(path: string): Promise<null> {
-    return crossing(() => this.#target.delete(path));
+    return this.#crossing(() => this.#target.delete(path));
   }
 
   move(from: string, to: string, options?: { overwrite?: boolean }): Promise<MoveResult> {
-    return crossing(() => this.#target.move(from, to, options));
+    return this.#crossing(() => this.#target.move(from, to, options));
   }
 
   stat(path?: string): Promise<Stat> {
-    return crossing(() => this.#target.stat(path));
+    return this.#crossing(() => this.#target.stat(path));
   }
 
   list(path?: string, options?: { cursor?: string; limit?: number; depth?: number }): Promise<ListPage> {
-    return crossing(() => this.#target.list(path, options));
+    return this.#crossing(() => this.#target.list(path, options));
   }
 
   /** A child cap's stub (durable, revoked with this one), as `subdir` over Cap'n Web mints it. */
@@ -147,45 +157,45 @@ export class BindingCap extends RpcTarget {
     path?: string,
     options?: { rights?: string[]; ttlSeconds?: number | null; label?: string; history?: "all" },
   ): Promise<BindingCap> {
-    const child = await crossing(() => this.#target.subdir(path, options));
+    const child = await this.#crossing(() => this.#target.subdir(path, options));
     return new BindingCap(child, this.#env, this.#budget, false);
   }
 
   info(): Promise<CapInfo> {
-    return crossing(() => this.#target.info());
+    return this.#crossing(() => this.#target.info());
   }
 
   children(options?: { cursor?: string; limit?: number }): Promise<ChildPage> {
-    return crossing(() => this.#target.children(options));
+    return this.#crossing(() => this.#target.children(options));
   }
 
   revoke(): Promise<RevokePending> {
-    return crossing(() => this.#target.revoke());
+    return this.#crossing(() => this.#target.revoke());
   }
 
   share(): Promise<MintedCap> {
-    return crossing(() => this.#target.share());
+    return this.#crossing(() => this.#target.share());
   }
 
   versions(path: string, options?: { cursor?: string; limit?: number }): Promise<VersionPage> {
-    return crossing(() => this.#target.versions(path, options));
+    return this.#crossing(() => this.#target.versions(path, options));
   }
 
   readVersion(id: string): Promise<Uint8Array> {
-    return crossing(() => this.#target.readVersion(id));
+    return this.#crossing(() => this.#target.readVersion(id));
   }
 
   restore(id: string): Promise<WriteResult> {
-    return crossing(() => this.#target.restore(id));
+    return this.#crossing(() => this.#target.restore(id));
   }
 
   redact(id: string): Promise<null> {
-    return crossing(() => this.#target.redact(id));
+    return this.#crossing(() => this.#target.redact(id));
   }
 
   /** Changes in this cap's subtree, to `callback`, until revoked, stopped, or the stub is disposed. */
   watch(callback: WatchCallback, options?: { since?: string }): Promise<WatchHandle> {
-    return crossing(() => this.#target.watch(callback, options));
+    return this.#crossing(() => this.#target.watch(callback, options));
   }
 
   /** The last stub of the cap `open()` gave is gone: the session's change feeds stop. */
@@ -240,6 +250,8 @@ function unwrapped<T>(result: Result<T>): T {
   return result.value;
 }
 
-function byteLength(data: Uint8Array | ArrayBuffer | string): number {
-  return typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
+/** The byte length of bytes or text; null for anything else (Cap'n Web's write then refuses it). */
+function byteLength(data: unknown): number | null {
+  if (typeof data === "string") return new TextEncoder().encode(data).byteLength;
+  return data instanceof Uint8Array || data instanceof ArrayBuffer ? data.byteLength : null;
 }
