@@ -70,7 +70,10 @@ export async function startBindingPair(): Promise<BindingPair> {
   const persist = { durableObjectsPersist: path.join(work, "do"), r2Persist: path.join(work, "r2") };
   // The vault's request log (a line a call) is left out; what workerd says on stderr is kept.
   const stdio = {
-    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => (stdout.resume(), stderr.pipe(process.stderr)),
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+      stdout.resume();
+      stderr.pipe(process.stderr);
+    },
   };
   const mf = new Miniflare({ ...persist, ...stdio, workers: [consumer(null), vault] });
   await mf.ready;
