@@ -208,6 +208,29 @@ describe("CapBinding: one cap fixed by the binding's props", () => {
     expect(await (await cap(root.token).read("b.md")).text()).toBe("written");
   });
 
+  it("refuses as HTTP does: escapes, rights, a read-only cap's writes", async () => {
+    const root = await mintRoot(fresh("props-parity"));
+    const reader = (await cap(root.token)
+      .subdir({ path: "", rights: ["read"] })
+      .then((r) => r.json())) as {
+      token: string;
+    };
+    const ro = binding(reader.token);
+    const pairs: [string, () => Promise<unknown>, () => Promise<Response>][] = [
+      ["an escape", () => ro.readText("../x"), () => cap(reader.token).read("../x")],
+      ["a write", () => ro.write("a.md", "x"), () => cap(reader.token).write("a.md", "x")],
+      ["a delete", () => ro.delete("a.md"), () => cap(reader.token).remove("a.md")],
+      [
+        "a mint",
+        () => ro.subdir("", { rights: ["read"] }),
+        () => cap(reader.token).subdir({ path: "", rights: ["read"] }),
+      ],
+    ];
+    for (const [what, overBinding, overHttp] of pairs)
+      expect(`${what}: ${await codeOf(overBinding())}`).toBe(`${what}: ${await errorCode(await overHttp())}`);
+    expect(await errorCode(await cap(root.token).stat("a.md"))).toBe("not_found");
+  });
+
   it("props naming no cap, or a revoked one, answer no_such_cap on every call", async () => {
     const root = await mintRoot(fresh("props-dead"));
     const notes = binding(root.token);
