@@ -242,6 +242,43 @@ describe("what the vault refuses, as Node's codes", () => {
     expect((await cap(root.token).read("big/a.md")).status).toBe(404);
   });
 
+  it("an append that loses a race to another write is EAGAIN, and the other write is kept", async () => {
+    const root = await mintRoot(fresh("append"));
+    await cap(root.token).write("log.txt", "one\n");
+    const stub = vault.open(root.token);
+    // The same stub, with another writer's HTTP write landing between the append's read and its write.
+    const racing: VaultCap = {
+      read: async (path) => {
+        const bytes = await stub.read(path);
+        expect((await cap(root.token).write(path, "theirs\n")).status).toBe(200);
+        return bytes;
+      },
+      readText: (path) => stub.readText(path),
+      readStream: (path) => stub.readStream(path),
+      write: (path, data, options) => stub.write(path, data, options),
+      delete: (path) => stub.delete(path),
+      move: (from, to, options) => stub.move(from, to, options),
+      stat: (path) => stub.stat(path),
+      list: (path, options) => stub.list(path, options),
+    };
+    const lost = await refusal(new CapWorkspace(racing).appendFile("/log.txt", "two\n"));
+    expect(lost.code).toBe("EAGAIN");
+    expect(lost.message).toContain("precondition_failed: ");
+    expect(await httpText(root.token, "log.txt")).toBe("theirs\n");
+    await new CapWorkspace(stub).appendFile("/log.txt", "two\n");
+    expect(await httpText(root.token, "log.txt")).toBe("theirs\ntwo\n");
+  });
+
+  it("writes a stream through fs.writeFile (buffered within maxBufferBytes, EFBIG past it)", async () => {
+    const root = await mintRoot(fresh("stream"));
+    const ws = new CapWorkspace(binding(root.token), { maxBufferBytes: 8 });
+    const body = (text: string) => new Response(text).body as ReadableStream<Uint8Array>;
+    await ws.fs.writeFile("/s.txt", body("streamed"));
+    expect(await httpText(root.token, "s.txt")).toBe("streamed");
+    expect((await refusal(ws.fs.writeFile("/big.txt", body("nine bytes")))).code).toBe("EFBIG");
+    expect((await cap(root.token).read("big.txt")).status).toBe(404);
+  });
+
   it("reads a byte window as the read tool asks for one, from the stream", async () => {
     const root = await mintRoot(fresh("window"));
     await cap(root.token).write("w.txt", "0123456789");
