@@ -273,11 +273,14 @@ export async function mkdirChecked(files: CapFiles, path: string, recursive: boo
     if (recursive) return;
     throw new WorkspaceFsError("EEXIST", "mkdir", path, "the directory exists");
   }
-  if (recursive) return;
-  const parent = rel.includes("/") ? files.abs(rel.slice(0, rel.lastIndexOf("/"))) : files.abs("");
-  const up = await files.statOf(parent, "mkdir");
-  if (up === null) throw new WorkspaceFsError("ENOENT", "mkdir", path, "its parent does not exist");
-  if (up.type === "file") throw new WorkspaceFsError("ENOTDIR", "mkdir", path, "its parent is a file");
+  if (!recursive) {
+    const parent = rel.includes("/") ? files.abs(rel.slice(0, rel.lastIndexOf("/"))) : files.abs("");
+    const up = await files.statOf(parent, "mkdir");
+    if (up === null) throw new WorkspaceFsError("ENOENT", "mkdir", path, "its parent does not exist");
+    if (up.type === "file") throw new WorkspaceFsError("ENOTDIR", "mkdir", path, "its parent is a file");
+  }
+  // The vault's folder (PUT /folder): empty, it is listed and survives, as Node's would.
+  await files.call("mkdir", path, (cap) => cap.makeFolder(rel), "ENOTDIR");
 }
 
 export function globOf(pattern: string, syscall: string, path: string): PathGlob {

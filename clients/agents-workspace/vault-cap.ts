@@ -16,6 +16,8 @@ export interface VaultCap {
   ): Promise<{ created: boolean; size: number; etag: string }>;
   delete(path: string): Promise<unknown>;
   move(from: string, to: string, options?: { overwrite?: boolean }): Promise<unknown>;
+  /** A folder and any missing above it (`PUT /folder`). */
+  makeFolder(path: string): Promise<unknown>;
   stat(path: string): Promise<VaultStat>;
   list(path: string, options?: { cursor?: string; limit?: number; depth?: number }): Promise<VaultListPage>;
 }

@@ -33,6 +33,10 @@ export interface RpcCap {
   write(path: string, bytes: Uint8Array | ArrayBuffer | string, options?: RpcWriteOptions): Promise<WriteResult>;
   delete(path: string): Promise<null>;
   move(from: string, to: string, options?: { overwrite?: boolean }): Promise<MoveResult>;
+  /** A folder and any missing above it (needs write), as `PUT /folder`. */
+  makeFolder(path: string): Promise<null>;
+  /** An empty folder removed (needs delete), as `DELETE /folder`. */
+  removeFolder(path: string): Promise<null>;
   stat(path?: string): Promise<Stat>;
   /** One page; pass `cursor` back for the next. */
   list(path?: string, options?: { cursor?: string; limit?: number; depth?: number }): Promise<ListPage>;

@@ -61,6 +61,19 @@ describe("the hermes-fs-as-cap test vector over RPC", () => {
     expect(rpcRequests).toHaveLength(1);
   });
 
+  it("makes and removes folders as PUT and DELETE /folder do, refusing as they do", async () => {
+    // One HTTP batch per call: a batch ends with its answers.
+    const rpc = () => connect(fs.url);
+    expect(await rpc().makeFolder("made/deep")).toBeNull();
+    expect(await fs.stat("made/deep")).toMatchObject({ type: "dir" });
+    const notEmpty = await refusal(rpc().removeFolder("made"));
+    const overHttp = await httpRefusal(await plainFetch(`${fs.url}/folder?path=made`, { method: "DELETE" }));
+    expect(notEmpty).toEqual({ code: "conflict", message: overHttp.message });
+    expect(overHttp.code).toBe("conflict");
+    expect(await rpc().removeFolder("made/deep")).toBeNull();
+    expect((await refusal(rpc().makeFolder("../x"))).code).toBe("path_escapes");
+  });
+
   it("on the disk backend, including the symlink out of the root", async () => {
     await mkdir(path.join(vault.diskRoot, "skills/hermes-fs-as-cap"), { recursive: true });
     await writeFile(path.join(vault.diskRoot, "skills/hermes-fs-as-cap/SKILL.md"), "# on disk\n");

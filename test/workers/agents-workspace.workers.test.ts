@@ -232,6 +232,24 @@ describe("what the vault refuses, as Node's codes", () => {
     expect(await httpText(root.token, "dir/file.md")).toBe("x");
   });
 
+  it("mkdir makes the vault's folder: an empty one is listed, over HTTP too; a read-only cap refuses it", async () => {
+    const root = await mintRoot(fresh("mkdir"));
+    const ws = new CapWorkspace(binding(root.token));
+    await ws.mkdir("/a/b/c", { recursive: true });
+    await ws.fs.mkdir("/a/d");
+    expect(await ws.fs.stat("/a/b/c")).toMatchObject({ isDirectory: true });
+    const listed = (await (await cap(root.token).list("a")).json()) as { entries: { name: string; type: string }[] };
+    expect(listed.entries.map((e) => `${e.name}:${e.type}`).sort()).toEqual(["b:dir", "d:dir"]);
+    expect((await refusal(ws.mkdir("/a/d"))).code).toBe("EEXIST");
+    const reader = (await (await cap(root.token).subdir({ path: "", rights: ["read", "list"] })).json()) as {
+      token: string;
+    };
+    expect((await refusal(new CapWorkspace(binding(reader.token)).mkdir("/e", { recursive: true }))).code).toBe(
+      "EACCES",
+    );
+    expect((await cap(root.token).stat("e")).status).toBe(404);
+  });
+
   it("bounds a recursive rm: past maxWalk files it is E2BIG and nothing is deleted", async () => {
     const root = await mintRoot(fresh("bound"));
     for (const name of ["a", "b", "c"]) await cap(root.token).write(`big/${name}.md`, name);
@@ -258,6 +276,7 @@ describe("what the vault refuses, as Node's codes", () => {
       write: (path, data, options) => stub.write(path, data, options),
       delete: (path) => stub.delete(path),
       move: (from, to, options) => stub.move(from, to, options),
+      makeFolder: (path) => stub.makeFolder(path),
       stat: (path) => stub.stat(path),
       list: (path, options) => stub.list(path, options),
     };

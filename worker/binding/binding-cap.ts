@@ -144,6 +144,14 @@ export class BindingCap extends RpcTarget {
     return this.#crossing(() => this.#target.move(from, to, options));
   }
 
+  makeFolder(path: string): Promise<null> {
+    return this.#crossing(() => this.#target.makeFolder(path));
+  }
+
+  removeFolder(path: string): Promise<null> {
+    return this.#crossing(() => this.#target.removeFolder(path));
+  }
+
   stat(path?: string): Promise<Stat> {
     return this.#crossing(() => this.#target.stat(path));
   }

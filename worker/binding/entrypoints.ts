@@ -71,6 +71,12 @@ export class CapBinding extends WorkerEntrypoint<Env, CapBindingProps> {
   async move(from: string, to: string, options?: { overwrite?: boolean }): Promise<MoveResult> {
     return (await this.#cap()).move(from, to, options);
   }
+  async makeFolder(path: string): Promise<null> {
+    return (await this.#cap()).makeFolder(path);
+  }
+  async removeFolder(path: string): Promise<null> {
+    return (await this.#cap()).removeFolder(path);
+  }
   async stat(path?: string): Promise<Stat> {
     return (await this.#cap()).stat(path);
   }

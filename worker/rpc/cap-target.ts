@@ -103,6 +103,18 @@ export class CapTarget extends RpcTarget {
     });
   }
 
+  /** Makes a folder and any missing above it (needs write), as `PUT /folder` does. */
+  async makeFolder(path: string): Promise<null> {
+    const at = pathArg(path);
+    return this.#call(() => this.#cap.makeFolder(at));
+  }
+
+  /** Removes an empty folder (needs delete), as `DELETE /folder` does. */
+  async removeFolder(path: string): Promise<null> {
+    const at = pathArg(path);
+    return this.#call(() => this.#cap.removeFolder(at));
+  }
+
   async stat(path?: string): Promise<Stat> {
     const at = pathArg(path);
     return this.#call(() => this.#cap.statPath(at));
