@@ -169,7 +169,7 @@ export async function runBindingFuzz(options: { cases: number; seed: number; onl
         if ((await listing()) !== before) findings.add("other", at("the files changed under a read-only stub"));
       }
     }
-    return { check: "fuzz binding (CapVault over a service binding)", backend: "r2", cases: indices.length, findings };
+    return { check: "fuzz binding", backend: "r2", cases: indices.length, findings };
   } finally {
     await pair.stop();
   }

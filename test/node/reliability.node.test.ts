@@ -55,8 +55,13 @@ describe(`reliability at test size (seed ${SEED})`, () => {
   it("fuzz of the further surfaces: each its own row per backend, every case run", () => {
     const surfaces = rows.filter((r) => r.check.startsWith("fuzz ")).map((r) => `${r.check} ${r.backend} ${r.cases}`);
     expect(surfaces.sort()).toEqual(
-      SURFACE_NAMES.flatMap((s) => ["disk", "r2"].map((b) => `fuzz ${s} ${b} ${SCALE.surfaceCases}`)).sort(),
+      [
+        ...SURFACE_NAMES.flatMap((s) => ["disk", "r2"].map((b) => `fuzz ${s} ${b} ${SCALE.surfaceCases}`)),
+        // The service binding's (reliability/fuzz-binding.ts): a vault of its own beside a consumer Worker, R2.
+        `fuzz binding r2 ${SCALE.surfaceCases}`,
+      ].sort(),
     );
+    expect(problems("fuzz binding")).toEqual([]);
   });
 
   it("load: zero 5xx under concurrent mixed operations, no lost update, no success after a revocation answered", () => {
