@@ -5,14 +5,14 @@ import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { Miniflare } from "miniflare";
+import { Miniflare, type WorkerOptions } from "miniflare";
 import { createDiskHost } from "../disk-host/index.ts";
 import { serveOnUnixSocket } from "../disk-host/socket-server.ts";
 import { loadAdminToken } from "./admin-token.ts";
 import { buildWorker, PROJECT_ROOT } from "./build-worker.ts";
 import { format0Cutoff } from "./format0-cutoff.ts";
 import { assertPortFree, isAddressInUse, PortInUseError } from "./port-in-use.ts";
-import { readRuntimeConfig } from "./runtime-config.ts";
+import { type RuntimeConfig, readRuntimeConfig } from "./runtime-config.ts";
 import { assertEntrySealed, withSealedEntry } from "./sealed-entry.ts";
 import { assertSealed, withSealedLoopback } from "./sealed-loopback.ts";
 import type { Settings } from "./settings.ts";
@@ -35,6 +35,24 @@ export interface RunningVault {
 const MARKER = "vault.json";
 /** The R2 bucket's id: its binding's name, and where Miniflare keeps its data under the state folder. */
 const BUCKET_ID = "BUCKET";
+
+/** The vault's worker as Miniflare runs it: its bundle, runtime, objects and bucket (the launcher's, and the binding tests'). */
+export function vaultWorker(scriptPath: string, runtime: RuntimeConfig) {
+  return {
+    modules: true,
+    scriptPath,
+    modulesRoot: path.dirname(scriptPath),
+    compatibilityDate: runtime.compatibilityDate,
+    compatibilityFlags: runtime.compatibilityFlags,
+    durableObjects: {
+      CAPS: { className: "CapObject", useSQLite: true },
+      ROOTS: { className: "RootRegistry", useSQLite: true },
+      JOURNALS: { className: "RootJournal", useSQLite: true },
+      OAUTH: { className: "OAuthRegistry", useSQLite: true },
+    },
+    r2Buckets: [BUCKET_ID],
+  } satisfies WorkerOptions;
+}
 
 /**
  * Runs the worker on Miniflare with persistent state: Durable Objects and the
@@ -104,18 +122,7 @@ export async function startVault(settings: Settings): Promise<RunningVault> {
         mf = new Miniflare({
           host: settings.host,
           port: settings.port,
-          modules: true,
-          scriptPath,
-          modulesRoot: path.dirname(scriptPath),
-          compatibilityDate: runtime.compatibilityDate,
-          compatibilityFlags: runtime.compatibilityFlags,
-          durableObjects: {
-            CAPS: { className: "CapObject", useSQLite: true },
-            ROOTS: { className: "RootRegistry", useSQLite: true },
-            JOURNALS: { className: "RootJournal", useSQLite: true },
-            OAUTH: { className: "OAuthRegistry", useSQLite: true },
-          },
-          r2Buckets: [BUCKET_ID],
+          ...vaultWorker(scriptPath, runtime),
           durableObjectsPersist: path.join(settings.state, "durable-objects"),
           r2Persist: path.join(settings.state, "r2"),
           bindings,

@@ -6,6 +6,7 @@ import type { Readable } from "node:stream";
 import { Miniflare, type WorkerOptions } from "miniflare";
 import { buildWorker, PROJECT_ROOT } from "../../launcher/build-worker.ts";
 import { readRuntimeConfig } from "../../launcher/runtime-config.ts";
+import { vaultWorker } from "../../launcher/start-vault.ts";
 
 /** A binding call's outcome as the consumer answers it: the value, or the refusal's text as it crossed. */
 export type Settled<T = unknown> = { ok: true; value: T } | { ok: false; message: string };
@@ -38,18 +39,7 @@ export async function startBindingPair(): Promise<BindingPair> {
   const runtime = readRuntimeConfig(path.join(PROJECT_ROOT, "wrangler.toml"));
   const vault: WorkerOptions = {
     name: "capvault",
-    modules: true,
-    scriptPath,
-    modulesRoot: path.dirname(scriptPath),
-    compatibilityDate: runtime.compatibilityDate,
-    compatibilityFlags: runtime.compatibilityFlags,
-    durableObjects: {
-      CAPS: { className: "CapObject", useSQLite: true },
-      ROOTS: { className: "RootRegistry", useSQLite: true },
-      JOURNALS: { className: "RootJournal", useSQLite: true },
-      OAUTH: { className: "OAuthRegistry", useSQLite: true },
-    },
-    r2Buckets: ["BUCKET"],
+    ...vaultWorker(scriptPath, runtime),
     bindings: {
       CAPVAULT_ADMIN_TOKEN: admin,
       CAPVAULT_TOKEN_KEY: randomBytes(32).toString("base64url"),
