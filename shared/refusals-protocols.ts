@@ -89,6 +89,15 @@ export const PROTOCOL_REFUSALS = {
   rpcNotACall: { code: "bad_request", message: "no such method on the cap, or a malformed RPC message" },
   rpcBytes: { code: "bad_request", message: "bytes must be a Uint8Array, an ArrayBuffer or a string" },
   rpcOptions: { code: "bad_request", message: "options must be an object" },
+  // -- globs (shared/glob-compile.ts): MCP's search tools, content search, the Agents workspace
+  globTooLong: {
+    code: "bad_request",
+    message: (p: { max: number }) => `a glob pattern holds at most ${p.max} characters`,
+  },
+  globTooManyAlternatives: {
+    code: "bad_request",
+    message: (p: { max: number }) => `a glob pattern's {a,b} braces expand to at most ${p.max} alternatives`,
+  },
   // -- service bindings (worker/binding/)
   bindingLength: {
     code: "bad_request",

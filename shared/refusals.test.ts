@@ -40,6 +40,8 @@ const SAMPLES: { [R in ParamReason]: ParamsOf<R> } = {
   rpcReadTooLarge: { limit: 4194304 },
   rpcReadBudget: { limit: 16777216 },
   rpcTooManyWatches: { limit: 8 },
+  globTooLong: { max: 1024 },
+  globTooManyAlternatives: { max: 64 },
   davXml: { limit: 65536, depth: 32 },
   davTreeTooLarge: { limit: 1000 },
   folderTooLarge: { limit: 20 },

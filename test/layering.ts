@@ -21,6 +21,8 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   // `capvault serve` starts the launcher.
   cli: ["shared", "clients", "launcher"],
   launcher: ["shared", "disk-host"],
+  // Examples use the vault as its users do: through the clients (and what those bring of shared).
+  examples: ["clients", "shared"],
 };
 
 /** Folders whose files may import anything: they test, measure or drive the product. */

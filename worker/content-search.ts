@@ -1,6 +1,8 @@
 import { RE2JS } from "re2js";
 import { parseLimit } from "../durable-objects/list-cursor.ts";
 import { checkKey } from "../durable-objects/path-check.ts";
+import { compileGlob, type Glob } from "../shared/glob-compile.ts";
+import { GlobMeter, globMatches, MAX_GLOB_STEPS } from "../shared/glob-match.ts";
 import { refuse } from "../shared/refusals.ts";
 import { MAX_KEY_BYTES, parseRelPath, type RelPath, utf8Length } from "../shared/rel-path.ts";
 import { failed, ok, type Result } from "../shared/result.ts";
@@ -11,8 +13,6 @@ import { selectStorage } from "../storage-adapters/select-storage.ts";
 import type { Root, StorageAdapter } from "../storage-adapters/storage-adapter.ts";
 import type { CapStub } from "./cap-stub.ts";
 import type { Env } from "./env.ts";
-import { compileGlob, type Glob } from "./mcp/glob-compile.ts";
-import { GlobMeter, globMatches, MAX_GLOB_STEPS } from "./mcp/glob-match.ts";
 import { mcpRefusal } from "./mcp/mcp-refusals.ts";
 
 /**

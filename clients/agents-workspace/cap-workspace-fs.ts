@@ -1,6 +1,6 @@
-import { compilePathGlob, type PathGlob, pathGlobMatches } from "../../shared/path-glob.ts";
 import { baseName, type CapFiles, symlinksRefused, type Walked } from "./cap-files.ts";
 import { isMissing, WorkspaceFsError } from "./fs-errors.ts";
+import { WorkspaceGlob } from "./workspace-glob.ts";
 
 /** `stat` as `@cloudflare/computer`'s Workspace filesystem answers it. */
 export interface CapStatResult {
@@ -173,11 +173,11 @@ export class CapWorkspaceFs {
     const out: { path: string; type: "file" | "dir" }[] = [];
     let skipped = 0;
     const walked = await this.#files.walk(rel, "find", {
-      prune: (below) => excludes.some((g) => pathGlobMatches(g, below)),
+      prune: (below) => excludes.some((g) => g.matches(below)),
     });
     for (const entry of walked) {
       const below = relativeTo(rel, entry.rel);
-      if (include && !pathGlobMatches(include, below)) continue;
+      if (include && !include.matches(below)) continue;
       if (skipped++ < offset) continue;
       out.push({ path: this.#files.abs(entry.rel), type: entry.type });
       if (out.length >= limit) break;
@@ -216,9 +216,9 @@ export class CapWorkspaceFs {
       const excludes = (o.exclude ?? []).map((g) => globOf(g, "grep", path));
       const walked = await this.#files.walk(rel, "grep", {
         filesOnly: true,
-        prune: (below) => excludes.some((g) => pathGlobMatches(g, below)),
+        prune: (below) => excludes.some((g) => g.matches(below)),
       });
-      files = walked.filter((f) => !include || pathGlobMatches(include, relativeTo(rel, f.rel)));
+      files = walked.filter((f) => !include || include.matches(relativeTo(rel, f.rel)));
     }
     const offset = o.offset ?? 0;
     const limit = o.limit ?? Number.POSITIVE_INFINITY;
@@ -283,10 +283,8 @@ export async function mkdirChecked(files: CapFiles, path: string, recursive: boo
   await files.call("mkdir", path, (cap) => cap.makeFolder(rel), "ENOTDIR");
 }
 
-export function globOf(pattern: string, syscall: string, path: string): PathGlob {
-  const glob = compilePathGlob(pattern);
-  if (!glob) throw new WorkspaceFsError("EINVAL", syscall, path, `the glob ${JSON.stringify(pattern)} expands too far`);
-  return glob;
+export function globOf(pattern: string, syscall: string, path: string): WorkspaceGlob {
+  return WorkspaceGlob.of(pattern, syscall, path);
 }
 
 /** `rel` (below `dir`, both cap paths) relative to `dir`. */

@@ -1,9 +1,9 @@
 import type { FileInfo, WorkspaceFsLike } from "@cloudflare/shell";
-import { compilePathGlob, pathGlobMatches } from "../../shared/path-glob.ts";
 import { baseName, CapFiles, type CapWorkspaceOptions, symlinksRefused, type Walked } from "./cap-files.ts";
 import { CapWorkspaceFs, globOf, mkdirChecked } from "./cap-workspace-fs.ts";
 import { isMissing, WorkspaceFsError } from "./fs-errors.ts";
 import type { VaultCap, VaultStat } from "./vault-cap.ts";
+import { WorkspaceGlob } from "./workspace-glob.ts";
 
 const DIR_MIME = "inode/directory";
 
@@ -179,7 +179,7 @@ export class CapWorkspace implements WorkspaceFsLike {
   }
 
   /**
-   * Files and folders whose absolute workspace path matches `pattern` (shared/path-glob.ts),
+   * Files and folders whose absolute workspace path matches `pattern` (shared/glob-compile.ts),
    * in the vault's listing order. The walk starts at the pattern's literal leading folders.
    */
   async glob(pattern: string): Promise<FileInfo[]> {
@@ -203,13 +203,13 @@ export class CapWorkspace implements WorkspaceFsLike {
     }
     const stat = await this.#files.statOf(start, "glob");
     if (stat === null) return [];
-    const glob = compilePathGlob(absolute.replace(/^\/+/, ""))!;
+    const glob = WorkspaceGlob.of(absolute.replace(/^\/+/, ""), "glob", pattern);
     if (stat.type === "file") {
       const info = this.#info(base, stat);
-      return pathGlobMatches(glob, info.path.slice(1)) ? [info] : [];
+      return glob.matches(info.path.slice(1)) ? [info] : [];
     }
     const walked = await this.#files.walk(base, "glob");
-    return walked.map((e) => this.#walkedInfo(e)).filter((info) => pathGlobMatches(glob, info.path.slice(1)));
+    return walked.map((e) => this.#walkedInfo(e)).filter((info) => glob.matches(info.path.slice(1)));
   }
 
   #info(rel: string, stat: VaultStat): FileInfo {

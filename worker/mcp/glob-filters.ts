@@ -1,6 +1,6 @@
+import { compileGlob, type Glob } from "../../shared/glob-compile.ts";
+import { type GlobMeter, globMatches, MAX_GLOB_STEPS } from "../../shared/glob-match.ts";
 import { failed, ok, type Result } from "../../shared/result.ts";
-import { compileGlob, type Glob } from "./glob-compile.ts";
-import { type GlobMeter, globMatches, MAX_GLOB_STEPS } from "./glob-match.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 
 /** excludePatterns per call; the official server takes any number, an agent a handful. */

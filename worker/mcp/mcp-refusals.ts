@@ -54,14 +54,6 @@ const MCP_REFUSALS = {
     code: "bad_request",
     message: (p: { max: number }) => `this request has used its budget of ${p.max} characters read; ${NEW_REQUEST}`,
   },
-  globTooLong: {
-    code: "bad_request",
-    message: (p: { max: number }) => `a glob pattern holds at most ${p.max} characters`,
-  },
-  globTooManyAlternatives: {
-    code: "bad_request",
-    message: (p: { max: number }) => `a glob pattern's {a,b} braces expand to at most ${p.max} alternatives`,
-  },
   globsTooLarge: {
     code: "bad_request",
     message: (p: { max: number }) => `these glob patterns expand to more than ${p.max} characters in all`,

@@ -1,7 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { GlobMeter } from "../../shared/glob-match.ts";
 import { failed, ok, type Result } from "../../shared/result.ts";
 import type { CapFiles } from "./cap-files.ts";
-import { GlobMeter } from "./glob-match.ts";
 import { mcpRefusal } from "./mcp-refusals.ts";
 import { errorResult } from "./tool-result.ts";
 

@@ -1,5 +1,5 @@
-import { failed, ok, type Result } from "../../shared/result.ts";
-import { mcpRefusal } from "./mcp-refusals.ts";
+import { refuse } from "./refusals.ts";
+import { ok, type Result } from "./result.ts";
 
 /**
  * Globs as `@modelcontextprotocol/server-filesystem` reads them (minimatch,
@@ -34,13 +34,13 @@ export interface Glob {
 }
 
 export function compileGlob(pattern: string): Result<Glob> {
-  if (pattern.length > MAX_GLOB_CHARS) return failed(mcpRefusal("globTooLong", { max: MAX_GLOB_CHARS }));
+  if (pattern.length > MAX_GLOB_CHARS) return refuse("globTooLong", { max: MAX_GLOB_CHARS });
   if (pattern.startsWith("#")) return ok({ negated: false, comment: true, alternatives: [], size: 0 });
   let bangs = 0;
   while (pattern[bangs] === "!") bangs++;
   const expanded: string[] = [];
   if (!expandBraces(pattern.slice(bangs), expanded)) {
-    return failed(mcpRefusal("globTooManyAlternatives", { max: MAX_GLOB_ALTERNATIVES }));
+    return refuse("globTooManyAlternatives", { max: MAX_GLOB_ALTERNATIVES });
   }
   const size = expanded.reduce((sum, alternative) => sum + alternative.length, 0);
   return ok({ negated: bangs % 2 === 1, comment: false, alternatives: expanded.map(compileAlternative), size });
