@@ -145,6 +145,35 @@ describe("CapVault.open: a cap as a stub", () => {
   });
 });
 
+describe("CapVault.watch: a callback over the binding", () => {
+  it("is called for each change inside the cap, not outside it, and once more at its end when the cap is revoked", async () => {
+    const prefix = fresh("watch");
+    const root = await mintRoot(prefix);
+    await cap(root.token).write("inside/.keep", "");
+    const inside = await vault.open(root.token).subdir("inside", { ttlSeconds: null }).share();
+    const seen: { type: string; path?: string; operation?: string }[] = [];
+    let wake = () => {};
+    const next = () => new Promise<void>((resolve) => (wake = resolve));
+    let arrived = next();
+    await vault.open(inside.token).watch((message: { type: string; path?: string }) => {
+      seen.push(message);
+      wake();
+    });
+    await cap(inside.token).write("a.md", "x");
+    await arrived;
+    expect(seen[0]).toMatchObject({ type: "change", path: "a.md", operation: "created" });
+    arrived = next();
+    await cap(root.token).write("outside.md", "y");
+    await cap(inside.token).write("b.md", "z");
+    await arrived;
+    expect(seen.map((m) => (m.type === "change" ? m.path : m.type))).toEqual(["a.md", "b.md"]);
+    arrived = next();
+    expect((await cap(inside.token).revoke()).status).toBe(204);
+    await arrived;
+    expect(seen.at(-1)).toMatchObject({ type: "end" });
+  });
+});
+
 describe("CapVault streams: no whole file held", () => {
   // The pool's vault takes files up to 1 MiB (CAPVAULT_MAX_FILE_BYTES).
   const SIZE = 1024 * 1024;
