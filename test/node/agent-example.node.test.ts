@@ -43,6 +43,11 @@ beforeAll(async () => {
     path.join(work, "state"),
     "--env-file",
     envFile,
+    // Its devtools port too, a free one: the default (9229) may be another process's.
+    "--inspector-ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(await unusedPort()),
   );
   dev = spawn(path.join(PROJECT_ROOT, "node_modules/.bin/wrangler"), ["dev", ...args], {
     cwd: PROJECT_ROOT,
