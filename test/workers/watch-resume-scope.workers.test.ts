@@ -53,7 +53,8 @@ describe.each(["r2", "disk"] as const)("%s backend: resuming a subfolder's watch
         ["c.txt", "created"],
         ["live.txt", "created"],
       ]);
-      const text = JSON.stringify(seen);
+      // Every field but the actor: a random base32 id can hold "in2" or "leak" (it did once, "…77in2b").
+      const text = JSON.stringify(seen.map(({ actor: _, ...rest }) => rest));
       for (const outside of ["out.txt", "in2", "leak", "elsewhere"]) expect(text).not.toContain(outside);
     });
   }

@@ -46,7 +46,8 @@ describe.each(["r2", "disk"] as const)("%s backend", (backend) => {
       ["b.txt", "created", 5, kid.minted.id],
       ["b.txt", "deleted", 5, id],
     ]);
-    expect(JSON.stringify(seen)).not.toContain("priv");
+    // Every field but the actor (checked above): a random base32 id can hold "priv".
+    expect(JSON.stringify(seen.map(({ actor: _, ...rest }) => rest))).not.toContain("priv");
     await feed.cancel();
   });
 
