@@ -95,7 +95,21 @@ export function toFsError(error: unknown, syscall: string, path: string, conflic
   const refusal = refusalOf(error);
   const message = error instanceof Error ? error.message : String(error);
   if (!refusal) return new WorkspaceFsError("EIO", syscall, path, message);
-  return new WorkspaceFsError(fsCodeOf(refusal.code, refusal.text, conflict), syscall, path, message, refusal.code);
+  const code = fsCodeOf(refusal.code, refusal.text, conflict);
+  return new WorkspaceFsError(code, syscall, path, code === "ENOENT" ? message : notMissing(message), refusal.code);
+}
+
+/**
+ * A refusal that is not ENOENT must not read as one. Callers sniff message
+ * text as well as `code`: `@cloudflare/computer`'s WorkspaceFileStore (under
+ * Think's read and edit tools) takes any message matching /ENOENT|no such/i
+ * for a missing file. So a revoked cap's `no_such_cap: no such capability`
+ * made Think's `read` answer "File not found", and the model would go on as
+ * if the file were not there (test/workers-think). The vault's words stay,
+ * with "no such" said as "unknown".
+ */
+function notMissing(text: string): string {
+  return text.replace(/no such/gi, "unknown");
 }
 
 /** Whether `error` means "nothing there" (ENOENT). */

@@ -162,6 +162,10 @@ describe("Think's workspace tools (createAITools) through a cap", () => {
     const tools = createAITools({ workspace: CapWorkspace.perCall(() => binding(agentCap.token)) });
     const write = await run(tools, "write", { path: "/a.md", content: "after" });
     expect(String(write.error)).toMatch(/^EACCES: .*no_such_cap: /);
+    // Not "File not found": the tools' store takes a message saying "no such" for a missing file.
+    // (The read tool throws it; the AI SDK hands the model the message.)
+    const read = await refusal(run(tools, "read", { path: "/a.md" }));
+    expect(read).toEqual({ code: "EACCES", message: "EACCES: stat '/a.md' (no_such_cap: unknown capability)" });
     // A revoked cap is not an empty one: exists() throws rather than answering false.
     expect((await refusal(kept.exists("/a.md"))).code).toBe("EACCES");
     expect(await httpText(root.token, "a.md")).toBe("before");
