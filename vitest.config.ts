@@ -28,8 +28,10 @@ const inMemory = process.env.TMPDIR ? undefined : memoryTmpdir();
 if (inMemory) process.env.TMPDIR = inMemory;
 
 /**
- * Four projects. `workers` runs test/workers inside workerd (the worker, its
- * Durable Objects and R2, via the cloudflareTest plugin); `node` runs the
+ * Five projects. `workers` runs test/workers inside workerd (the worker, its
+ * Durable Objects and R2, via the cloudflareTest plugin); `workers-think` a
+ * real Think agent over a cap, in a workerd of its own (test/workers-think/);
+ * `node` runs the
  * end-to-end files, *.node.test.ts (the launcher, disk host, clients against
  * a running vault); `unit` every unit test beside its code (`shared/x.test.ts`
  * next to `shared/x.ts`) and the repository checks; `unit-workerd` the unit
@@ -47,6 +49,7 @@ export default defineConfig({
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
       "./vitest.workers.config.ts",
+      "./vitest.think.config.ts",
       "./vitest.unit-workerd.config.ts",
       "./vitest.node.config.ts",
       "./vitest.unit.config.ts",

@@ -11,7 +11,7 @@ export default defineConfig({
     environment: "node",
     setupFiles: ["./test/node/fetch-setup.ts"],
     include: ["**/*.test.ts"],
-    exclude: ["node_modules/**", "**/*.workers.test.ts", "**/*.node.test.ts"],
+    exclude: ["node_modules/**", "**/*.workers.test.ts", "**/*.think.test.ts", "**/*.node.test.ts"],
     // Nothing here changes process-wide state; one fork runs every file.
     isolate: false,
     // The repository checks parse every source file: a few seconds of CPU, more on a loaded machine.

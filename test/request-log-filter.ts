@@ -16,5 +16,5 @@ export function keepConsoleLog(
   _type: "stdout" | "stderr",
   entity?: { project: { name: string } },
 ): boolean {
-  return !(REQUEST_LINE.test(log) && (entity === undefined || entity.project.name === "workers"));
+  return !(REQUEST_LINE.test(log) && (entity === undefined || entity.project.name.startsWith("workers")));
 }
