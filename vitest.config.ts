@@ -30,7 +30,7 @@ if (inMemory) process.env.TMPDIR = inMemory;
 /**
  * Five projects. `workers` runs test/workers inside workerd (the worker, its
  * Durable Objects and R2, via the cloudflareTest plugin); `workers-think` a
- * real Think agent over a cap, in a workerd of its own (test/workers-think/);
+ * real Think agent over a cap, the vault an auxiliary worker (test/workers-think/);
  * `node` runs the
  * end-to-end files, *.node.test.ts (the launcher, disk host, clients against
  * a running vault); `unit` every unit test beside its code (`shared/x.test.ts`

@@ -11,7 +11,6 @@
  * durable storage); the workspace opens the cap afresh for every call, as
  * docs/workers.md tells a real agent to.
  */
-import { exports } from "cloudflare:workers";
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { Think } from "@cloudflare/think";
 import { MockLanguageModelV4 } from "ai/test";
@@ -69,8 +68,10 @@ function streamOf(step: ScriptStep | undefined): ReadableStream<LanguageModelV4S
   });
 }
 
-/** The vault's CapVault entrypoint: this worker is the vault, so its own export (a real Workers RPC binding). */
-const vault = (exports as unknown as { CapVault: { open(token: string): VaultCap } }).CapVault;
+/** The agent's worker's bindings: the vault's CapVault entrypoint, over a service binding to another worker. */
+interface AgentEnv {
+  VAULT: { open(token: string): VaultCap };
+}
 
 export class ScriptedThinkAgent extends Think implements ThinkTurns {
   #token = "";
@@ -78,7 +79,9 @@ export class ScriptedThinkAgent extends Think implements ThinkTurns {
   #step = 0;
   #beforeStep: ((step: number) => Promise<void>) | undefined;
 
-  override workspace = CapWorkspace.perCall(() => vault.open(this.#token), { mount: "/workspace" });
+  override workspace = CapWorkspace.perCall(() => (this.env as unknown as AgentEnv).VAULT.open(this.#token), {
+    mount: "/workspace",
+  });
 
   override getModel() {
     return new MockLanguageModelV4({

@@ -30,12 +30,6 @@ async function httpText(token: string, path: string): Promise<string> {
 }
 
 describe("a Think agent whose workspace is a cap", () => {
-  it("runs beside the vault's whole worker: the pool's main exports every name worker/index.ts does", async () => {
-    const vault = Object.keys(await import("../../worker/index.ts")).sort();
-    const main = Object.keys(await import("./pool-main.ts")).sort();
-    expect(main).toEqual([...vault, "ScriptedThinkAgent"].sort());
-  });
-
   it("runs Think's own tools through the cap: write, read, edit, ls, find, grep and delete", async () => {
     const root = await mintRoot(fresh("tools"));
     await cap(root.token).write("top.txt", "gamma ray\n");
