@@ -149,6 +149,13 @@ const CASES: HostileCase[] = [
       }),
   },
   {
+    // The twin of the binding's 64 MiB row (hostile-binding.ts), and of the R2 floor's (hostile-floor.ts).
+    name: "PUT /file of 64 MiB over HTTP (storage alone, for reference)",
+    setup: async () => undefined,
+    send: (_mcp: Send, _memory: Send, _rpc: RpcSend, _dav: DavSend, http: HttpSend) =>
+      http("PUT", "/file?path=big64.bin", "w".repeat(64 * 1024 * 1024)),
+  },
+  {
     name: "memory view of a 50,000-line file (the most one view numbers)",
     setup: (put) => put("view.md", lines(50_000, "line").slice(0, -1)),
     send: (_mcp, memory) => memory({ command: "view", path: "/memories/view.md" }),
