@@ -1,14 +1,31 @@
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CapCheckpointSaver } from "../../clients/langgraph/index.ts";
+import { FsCap } from "../../clients/typescript/index.ts";
 import { runInProcess } from "../cli-test-io.ts";
-import { makePythonVenv, PYTHON_PACKAGE, type PythonVenv, pythonEnv, run } from "./python-venv.ts";
+import {
+  installLangGraphExtra,
+  type LangGraphExtra,
+  makePythonVenv,
+  PYTHON_PACKAGE,
+  type PythonVenv,
+  pythonEnv,
+  run,
+} from "./python-venv.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
 let vault: TestVault;
 let venv: PythonVenv;
 let outside: string;
+let langgraphExtra: Promise<LangGraphExtra> | undefined;
+/** The langgraph extra, installed once, on first use (the rest of the suite does not wait for it). */
+const withLangGraph = () => {
+  langgraphExtra ??= installLangGraphExtra(venv);
+  return langgraphExtra;
+};
 // The tests run from here, where no capvault/ folder can shadow the installed package.
 const TESTS = path.join(PYTHON_PACKAGE, "tests");
 /** The client's suite, the Hermes vector's module first (capvault_test_support.py is their shared helper). */
@@ -48,14 +65,20 @@ describe("Python package (clients/python)", () => {
         "-c",
         "import capvault, capvault.hermes, importlib.metadata as m, json, os; print(json.dumps({" +
           "'file': capvault.__file__, 'requires': m.requires('capvault') or []," +
+          "'extras': m.metadata('capvault').get_all('Provides-Extra') or []," +
           "'typed': os.path.isfile(os.path.join(os.path.dirname(capvault.__file__), 'py.typed'))}))",
       ],
       { cwd: TESTS },
     );
     expect(probe.status, probe.output).toBe(0);
-    const found = JSON.parse(probe.stdout) as { file: string; requires: string[]; typed: boolean };
+    const found = JSON.parse(probe.stdout) as { file: string; requires: string[]; extras: string[]; typed: boolean };
     expect(found.file.startsWith(path.join(venv.dir, "venv"))).toBe(true);
-    expect(found.requires).toEqual([]);
+    // Nothing but the optional LangGraph extra, which capvault.langgraph alone imports.
+    expect(found.requires).toEqual(['langgraph-checkpoint>=4.2; extra == "langgraph"']);
+    expect(found.extras).toEqual(["langgraph"]);
+    const core = await run(venv.python, ["-c", "import capvault.langgraph"], { cwd: TESTS });
+    expect(core.status).not.toBe(0);
+    expect(core.output).toContain('pip install "capvault[langgraph]"');
     expect(found.typed).toBe(true);
   });
 
@@ -117,6 +140,74 @@ describe("Python package (clients/python)", () => {
     expect(trees.output).toMatch(/^OK$/m);
     expect(trees.output).not.toMatch(/skipped/);
   }, 300_000);
+  it("LangGraph checkpointer: CapSaver answers as InMemorySaver and carries a StateGraph thread, on disk and R2", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const extra = await withLangGraph();
+    expect(extra.ok, extra.log).toBe(true);
+    const env = { ...liveEnv(), PYTHONPATH: extra.path };
+    const saver = await run(venv.python, ["-m", "unittest", "-v", "test_langgraph_saver"], { cwd: TESTS, env });
+    console.log(saver.stdout); // the seed and the operations compared
+    expect(saver.status, saver.output).toBe(0);
+    expect(saver.output).toMatch(/^OK$/m);
+    expect(saver.output).not.toMatch(/skipped/);
+    expect(saver.output).toMatch(/^Ran 8 tests in /m);
+    expect(saver.stdout).toMatch(/^langgraph parity: identical answers, ops \{.*\}, \d+ non-empty$/m);
+  }, 300_000);
+
+  it("LangGraph checkpointer: a thread written by the TypeScript saver goes on in Python's, and back", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const extra = await withLangGraph();
+    expect(extra.ok, extra.log).toBe(true);
+    const area = await new FsCap(vault.rootCapUrl).subdir({ path: `langgraph-both-${Date.now()}` });
+    const ts = new CapCheckpointSaver(area.url, { folder: "threads" });
+    const first = emptyCheckpoint();
+    first.id = uuid6(-1);
+    first.channel_values = { notes: ["from ts"] };
+    first.channel_versions = { notes: 1 };
+    const thread = { configurable: { thread_id: "shared thread", checkpoint_ns: "" } };
+    const put = await ts.put(thread, first, { source: "input", step: -1, parents: {} }, { notes: 1 });
+    await ts.putWrites(put, [["notes", ["pending"]]], "task-1");
+
+    const script = [
+      "import json, os",
+      "from capvault.langgraph import CapSaver",
+      "saver = CapSaver(os.environ['AREA'], folder='threads', proxies={})",
+      "got = saver.get_tuple({'configurable': {'thread_id': 'shared thread'}})",
+      "nxt = {**got.checkpoint, 'id': os.environ['NEXT_ID'], 'channel_values': {'notes': got.checkpoint['channel_values']['notes'] + ['from py']},",
+      "       'channel_versions': {'notes': saver.get_next_version(got.checkpoint['channel_versions']['notes'], None)}}",
+      "done = saver.put(got.config, nxt, {'source': 'loop', 'step': 0, 'parents': {}}, nxt['channel_versions'])",
+      "saver.put_writes(done, [('notes', 'py pending')], 'task-2')",
+      "print(json.dumps({'values': got.checkpoint['channel_values'], 'metadata': got.metadata,",
+      "  'writes': [list(w) for w in got.pending_writes], 'parent': got.parent_config, 'config': done}))",
+    ].join("\n");
+    const nextId = uuid6(-1);
+    const py = await run(venv.python, ["-c", script], {
+      cwd: TESTS,
+      env: { ...pythonEnv({ AREA: area.url, NEXT_ID: nextId }), PYTHONPATH: extra.path },
+    });
+    expect(py.status, py.output).toBe(0);
+    const got = JSON.parse(py.stdout);
+    expect(got.values).toEqual({ notes: ["from ts"] });
+    expect(got.metadata).toEqual({ source: "input", step: -1, parents: {} });
+    expect(got.writes).toEqual([["task-1", "notes", ["pending"]]]);
+    expect(got.parent).toBeNull();
+    expect(got.config).toEqual({
+      configurable: { thread_id: "shared thread", checkpoint_ns: "", checkpoint_id: nextId },
+    });
+
+    // Back in TypeScript: Python's checkpoint is the latest, on the TypeScript one, with its writes.
+    const latest = await ts.getTuple({ configurable: { thread_id: "shared thread" } });
+    expect(latest?.checkpoint.id).toBe(nextId);
+    expect(latest?.checkpoint.channel_values).toEqual({ notes: ["from ts", "from py"] });
+    expect(latest?.checkpoint.channel_versions).toEqual({ notes: 2 });
+    expect(latest?.metadata).toEqual({ source: "loop", step: 0, parents: {} });
+    expect(latest?.parentConfig?.configurable?.checkpoint_id).toBe(first.id);
+    expect(latest?.pendingWrites).toEqual([["task-2", "notes", "py pending"]]);
+    const history = [];
+    for await (const t of ts.list({ configurable: { thread_id: "shared thread" } })) history.push(t.checkpoint.id);
+    expect(history).toEqual([nextId, first.id]);
+  }, 300_000);
+
   it("share to a named holder, end to end: CLI key new, share --to, the Python client signs; the leaked URL opens nothing", async () => {
     expect(venv.ok, venv.log).toBe(true);
     // The stdlib Ed25519 the client signs with, against RFC 8032's vectors.

@@ -29,6 +29,9 @@ export interface PythonVenv {
   /** Every command run to make the venv, with its output, for failure messages. */
   log: string;
   ok: boolean;
+  /** pip's local sources (index URLs, find-links) as arguments, and the config-free environment it runs in. */
+  pipSources: string[];
+  pipEnv: NodeJS.ProcessEnv;
   remove(): Promise<void>;
 }
 
@@ -89,7 +92,15 @@ export async function makePythonVenv(): Promise<PythonVenv> {
     log += `$ ${path.basename(cmd)} ${args.join(" ")}\n${result.output}\n(exit ${result.status})\n`;
     return result;
   };
-  const venv: PythonVenv = { dir, python, log: "", ok: false, remove: () => rm(dir, { recursive: true, force: true }) };
+  const venv: PythonVenv = {
+    dir,
+    python,
+    log: "",
+    ok: false,
+    pipSources: [],
+    pipEnv: {},
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
 
   // Debian's python3 keeps venv's ensurepip in the python3-venv package (.ci/run installs it).
   if ((await step("python3", ["-m", "venv", path.join(dir, "venv")])).status !== 0) {
@@ -109,18 +120,11 @@ export async function makePythonVenv(): Promise<PythonVenv> {
   });
   const env = pythonEnv({ PIP_CONFIG_FILE: os.devNull });
   for (const name of Object.keys(env)) if (name.startsWith("PIP_") && name !== "PIP_CONFIG_FILE") delete env[name];
+  venv.pipSources = [...sources, ...findLinks.flatMap((f) => ["--find-links", f])];
+  venv.pipEnv = env;
   const install = await step(
     python,
-    [
-      "-m",
-      "pip",
-      "install",
-      "--no-cache-dir",
-      "--disable-pip-version-check",
-      ...sources,
-      ...findLinks.flatMap((f) => ["--find-links", f]),
-      source,
-    ],
+    ["-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", ...venv.pipSources, source],
     env,
   );
   venv.log =
@@ -129,4 +133,48 @@ export async function makePythonVenv(): Promise<PythonVenv> {
       : `${log}\nno local index or find-links in pip's config: setuptools cannot be found offline`;
   venv.ok = install.status === 0;
   return venv;
+}
+
+export interface LangGraphExtra {
+  /** The folder the extra was installed into: put it on PYTHONPATH (the venv itself stays stdlib-only). */
+  path: string;
+  ok: boolean;
+  log: string;
+}
+
+/**
+ * The `langgraph` extra's packages (LangGraph, for capvault.langgraph), installed
+ * offline from the same local sources into a folder of their own beside the
+ * venv, so the venv's own "no dependencies" install stays what it was.
+ *
+ * Not `pip install "capvault[langgraph]"`: langchain-core and langgraph-sdk
+ * require langchain-protocol, which the local mirror does not hold (it serves
+ * chat-model streaming only; the test module stands in for it at import). So
+ * their dependencies are installed first, resolved as usual, and then those
+ * packages themselves without dependencies.
+ */
+export async function installLangGraphExtra(venv: PythonVenv): Promise<LangGraphExtra> {
+  const target = path.join(venv.dir, "langgraph-extra");
+  let log = "";
+  const pip = async (args: string[]): Promise<boolean> => {
+    const base = ["-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", "--target", target];
+    const result = await run(venv.python, [...base, ...venv.pipSources, ...args], { cwd: venv.dir, env: venv.pipEnv });
+    log += `$ pip install ${args.join(" ")}\n${result.output}\n(exit ${result.status})\n`;
+    return result.status === 0;
+  };
+  const ok =
+    venv.ok &&
+    (await pip([
+      ...["langsmith", "httpx", "jsonpatch", "packaging", "pydantic", "pyyaml", "tenacity", "typing-extensions"],
+      ...["uuid-utils", "xxhash", "ormsgpack", "orjson", "websockets>=14,<17"],
+    ])) &&
+    (await pip([
+      "--no-deps",
+      "langchain-core",
+      "langgraph-checkpoint>=4.2",
+      "langgraph",
+      "langgraph-prebuilt",
+      "langgraph-sdk",
+    ]));
+  return { path: target, ok, log };
 }
