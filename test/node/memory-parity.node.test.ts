@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { BetaLocalFilesystemMemoryTool } from "@anthropic-ai/sdk/tools/memory/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seededRandom } from "../seeded-random.ts";
 import { type SharedVault, sharedVault } from "./shared-vault.ts";
 
 // Per backend: 30 sequences in all.
@@ -48,18 +49,6 @@ function referenceHas(tool: BetaLocalFilesystemMemoryTool, memoryPath: string): 
   return existsSync(path.join(baseOf.get(tool)!, memoryPath));
 }
 
-/** A small deterministic generator (mulberry32), so a failing seed replays exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Input = Record<string, unknown>;
 type Answer = { error: boolean; text: string };
 
@@ -72,7 +61,7 @@ type Answer = { error: boolean; text: string };
  * and, skipped when run, a rename of a missing source).
  */
 function sequence(seed: number, dir: string): Input[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const files = [`${dir}/a.md`, `${dir}/b.md`, `${dir}/n/c.md`, `${dir}/n/m/d.md`];
   const folders = [`${dir}/n`, `${dir}/n/m`, `${dir}/k`];

@@ -12,6 +12,7 @@ import { assistantMessage, ScriptedModel } from "@openai/agents-core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CapSession, CapSessionError } from "../../clients/openai-agents/index.ts";
 import { CapError, FsCap } from "../../clients/typescript/index.ts";
+import { seededRandom } from "../seeded-random.ts";
 import { type SharedVault, sharedVault } from "./shared-vault.ts";
 import { startTestVault, type TestVault } from "./test-vault.ts";
 
@@ -34,18 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await (await small.catch(() => null))?.stop();
 });
-
-/** A small deterministic generator (mulberry32), so a failing seed replays exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Text that a line format could trip on: newlines, U+2028, quotes, backslashes, astral characters.
 const TEXTS = ["hi", "", "two\nlines", 'quote " and \\ back', "line\u2028sep", "é😀", "{not: json}", "\r\n"];
@@ -83,7 +72,7 @@ type Op =
   | { op: "clearSession" };
 
 function sequence(seed: number): Op[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const ops: Op[] = [];
   let made = 0;
   const length = 1 + Math.floor(next() * 30);
