@@ -34,6 +34,15 @@ class _TreeMethods(_VaultTransport):
             raise ValueError("the vault answered no deleted count")
         return {"files": int(deleted.get("files", 0)), "folders": int(deleted.get("folders", 0))}
 
+    def remove_folder(self, path: PathArg) -> None:
+        """Remove an empty folder (needs ``delete``): ``conflict`` while it holds anything, as ``os.rmdir``.
+
+        Example::
+
+            fs.remove_folder("notes/2026")
+        """
+        self._request("DELETE", "folder", query={"path": _path(path)}, ok=(204,))
+
     def read_lines(self, path: PathArg, offset: int = 1, limit: Optional[int] = None) -> Dict[str, Any]:
         """Lines ``offset`` (1-based) onward of a UTF-8 text file (needs ``read``), at most ``limit`` (up to 2,000) and 1 MiB.
 
