@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CapCheckpointSaver } from "../../clients/langgraph/index.ts";
+import { CapCheckpointSaver, CapStore } from "../../clients/langgraph/index.ts";
 import { FsCap } from "../../clients/typescript/index.ts";
 import { runInProcess } from "../cli-test-io.ts";
 import {
@@ -140,18 +140,20 @@ describe("Python package (clients/python)", () => {
     expect(trees.output).toMatch(/^OK$/m);
     expect(trees.output).not.toMatch(/skipped/);
   }, 300_000);
-  it("LangGraph checkpointer: CapSaver answers as InMemorySaver and carries a StateGraph thread, on disk and R2", async () => {
+  it("LangGraph checkpointer and store: CapSaver and CapStore answer as InMemorySaver and InMemoryStore, on disk and R2", async () => {
     expect(venv.ok, venv.log).toBe(true);
     const extra = await withLangGraph();
     expect(extra.ok, extra.log).toBe(true);
     const env = { ...liveEnv(), PYTHONPATH: extra.path };
-    const saver = await run(venv.python, ["-m", "unittest", "-v", "test_langgraph_saver"], { cwd: TESTS, env });
+    const modules = ["test_langgraph_saver", "test_langgraph_store"];
+    const saver = await run(venv.python, ["-m", "unittest", "-v", ...modules], { cwd: TESTS, env });
     console.log(saver.stdout); // the seed and the operations compared
     expect(saver.status, saver.output).toBe(0);
     expect(saver.output).toMatch(/^OK$/m);
     expect(saver.output).not.toMatch(/skipped/);
-    expect(saver.output).toMatch(/^Ran 8 tests in /m);
+    expect(saver.output).toMatch(/^Ran 11 tests in /m);
     expect(saver.stdout).toMatch(/^langgraph parity: identical answers, ops \{.*\}, \d+ non-empty$/m);
+    expect(saver.stdout).toMatch(/^langgraph store parity: identical answers, ops \{.*\}$/m);
   }, 300_000);
 
   it("LangGraph checkpointer: a thread written by the TypeScript saver goes on in Python's, and back", async () => {
@@ -206,6 +208,42 @@ describe("Python package (clients/python)", () => {
     const history = [];
     for await (const t of ts.list({ configurable: { thread_id: "shared thread" } })) history.push(t.checkpoint.id);
     expect(history).toEqual([nextId, first.id]);
+  }, 300_000);
+
+  it("LangGraph store: an item the TypeScript CapStore put reads in Python's, and one Python updated reads back", async () => {
+    expect(venv.ok, venv.log).toBe(true);
+    const extra = await withLangGraph();
+    expect(extra.ok, extra.log).toBe(true);
+    const area = await new FsCap(vault.rootCapUrl).subdir({ path: `langgraph-store-both-${Date.now()}` });
+    const ts = new CapStore(area.url, { folder: "memories" });
+    await ts.put(["users", "alice"], "notes/2026 draft", { text: "from ts", n: 1 });
+    const created = (await ts.get(["users", "alice"], "notes/2026 draft"))?.createdAt;
+    const script = [
+      "import json, os",
+      "from capvault.langgraph import CapStore",
+      "store = CapStore(os.environ['AREA'], folder='memories', proxies={})",
+      "got = store.get(('users', 'alice'), 'notes/2026 draft')",
+      "store.put(('users', 'alice'), 'notes/2026 draft', {**got.value, 'text': 'from py'})",
+      "store.put(('users', 'bob'), 'py', {'lang': 'python'})",
+      "print(json.dumps({'value': got.value, 'created': got.created_at.isoformat(),",
+      "  'found': [i.key for i in store.search(('users',), query='python')]}))",
+    ].join("\n");
+    const py = await run(venv.python, ["-c", script], {
+      cwd: TESTS,
+      env: { ...pythonEnv({ AREA: area.url }), PYTHONPATH: extra.path },
+    });
+    expect(py.status, py.output).toBe(0);
+    const got = JSON.parse(py.stdout);
+    expect(got.value).toEqual({ text: "from ts", n: 1 });
+    expect(new Date(got.created).getTime()).toBe(created?.getTime());
+    expect(got.found).toEqual(["py"]);
+    const back = await ts.get(["users", "alice"], "notes/2026 draft");
+    expect(back?.value).toEqual({ text: "from py", n: 1 });
+    expect(back?.createdAt.getTime()).toBe(created?.getTime());
+    expect(await ts.listNamespaces()).toEqual([
+      ["users", "alice"],
+      ["users", "bob"],
+    ]);
   }, 300_000);
 
   it("share to a named holder, end to end: CLI key new, share --to, the Python client signs; the leaked URL opens nothing", async () => {

@@ -4,7 +4,8 @@ An optional extra (``pip install "capvault[langgraph]"``): this module alone
 imports LangGraph; the rest of the package stays stdlib-only.
 
 The files are those of the TypeScript saver (``clients/langgraph``, format 1),
-so a thread written by one language reads in the other::
+so a thread written by one language reads in the other (and :class:`CapStore`, at the end, is
+the store, in the TypeScript CapStore's files)::
 
     <folder>/<thread>/ns-<checkpoint_ns>/<checkpoint_id>.json                 the checkpoint (no channel values), metadata, parent
     <folder>/<thread>/ns-<checkpoint_ns>/<checkpoint_id>.writes.json          its pending writes, in one file
@@ -60,7 +61,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 from ._errors import CapError
 from ._fs_cap import FsCap
 
-__all__ = ["CapSaver", "CheckpointFileError", "encode_segment", "decode_segment"]
+__all__ = ["CapSaver", "CapStore", "CapStoreError", "CheckpointFileError", "encode_segment", "decode_segment"]
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _SEGMENT = re.compile(r"^(?:[A-Za-z0-9_-]|%[0-9A-F]{2})*$")
@@ -630,3 +631,505 @@ class CapSaver(BaseCheckpointSaver):
 
     def _path(self, thread: str, ns: str, name: str) -> str:
         return _join(self._thread_path(thread), _ns_folder(ns), name)
+
+
+# ---------------------------------------------------------------------------- the store
+#
+# CapStore: the TypeScript CapStore's files (clients/langgraph/cap-store*.ts), read and written from Python.
+
+from datetime import datetime, timezone  # noqa: E402
+
+from langgraph.store.base import (  # noqa: E402
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+_CONTROL = re.compile("[\u0000-\u001f\u007f\u0085\u2028\u2029]")
+_MAX_SEGMENT_BYTES = 255
+_SUFFIX = ".json"
+
+
+class CapStoreError(ValueError):
+    """What CapStore refuses itself, as the TypeScript CapStoreError: ``code`` is
+    ``invalid_key``, ``invalid_value``, ``outside_namespace`` or ``scan_limit``
+    (a corrupt item file is a :class:`CheckpointFileError`, code ``corrupt_file``)."""
+
+    def __init__(self, code: str, message: str, path: Optional[str] = None) -> None:
+        super().__init__(message if path is None else f"{path}: {message}")
+        self.code = code
+        self.path = path
+
+
+def _check_label(label: Any, where: Any) -> None:
+    """As checkLabel of cap-store-names.ts: one folder name, or LangGraph's InvalidNamespaceError."""
+    if not isinstance(label, str):
+        why: Optional[str] = f"must be a string, not {type(label).__name__}"
+    elif label == "":
+        why = "must not be empty"
+    elif re.search(r"[.:/\\]", label):
+        why = "must not contain '.', ':', '/' or '\\'"
+    elif _CONTROL.search(label):
+        why = "must not contain control characters"
+    elif re.search("[\ud800-\udfff]", label):
+        why = "must not contain an unpaired surrogate"
+    elif label.startswith("~"):
+        why = "must not start with '~'"
+    elif len(label.encode("utf-8")) > _MAX_SEGMENT_BYTES:
+        why = f"must be at most {_MAX_SEGMENT_BYTES} UTF-8 bytes"
+    else:
+        why = None
+    if why is not None:
+        raise InvalidNamespaceError(f"Invalid namespace label {label!r} in {where!r}: {why}.")
+
+
+def _check_namespace(namespace: Any, allow_empty: bool) -> Tuple[str, ...]:
+    if not isinstance(namespace, (tuple, list)):
+        raise InvalidNamespaceError("A namespace must be a tuple of labels.")
+    if len(namespace) == 0 and not allow_empty:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    for label in namespace:
+        _check_label(label, tuple(namespace))
+    return tuple(namespace)
+
+
+def _is_label(name: str) -> bool:
+    try:
+        _check_label(name, (name,))
+        return True
+    except InvalidNamespaceError:
+        return False
+
+
+def encode_key(key: Any) -> str:
+    """A key as a file name (without ``.json``), as encodeKey of cap-store-names.ts."""
+    if not isinstance(key, str):
+        raise CapStoreError("invalid_key", f"a key must be a string, not {type(key).__name__}")
+    if key == "":
+        raise CapStoreError("invalid_key", "a key must not be empty")
+    if re.search("[\ud800-\udfff]", key):
+        raise CapStoreError("invalid_key", "a key must not contain an unpaired surrogate")
+    out = ""
+    for ch in key:
+        unsafe = ch in "%/\\" or _CONTROL.match(ch) is not None or (out == "" and ch == ".")
+        out += "".join(f"%{b:02X}" for b in ch.encode("utf-8")) if unsafe else ch
+    if len((out + _SUFFIX).encode("utf-8")) > _MAX_SEGMENT_BYTES:
+        raise CapStoreError("invalid_key", f"a key's file name must be at most {_MAX_SEGMENT_BYTES} UTF-8 bytes")
+    return out
+
+
+def key_of_file_name(name: str) -> Optional[str]:
+    """The key a file name stands for, or None for a name CapStore never writes."""
+    if not name.endswith(_SUFFIX):
+        return None
+    stem = name[: -len(_SUFFIX)]
+    if stem == "" or re.search(r"%(?![0-9A-F]{2})", stem):
+        return None
+    try:
+        key = unquote_to_bytes(stem).decode("utf-8")
+        return key if encode_key(key) == stem else None
+    except (UnicodeDecodeError, CapStoreError):
+        return None
+
+
+_OPERATORS = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"}
+
+
+def _number(v: Any) -> float:
+    """JavaScript's Number() for the values JSON holds (NaN where it has none), so filters judge as the TS store's."""
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    if v is None:
+        return 0.0
+    if isinstance(v, str):
+        s = v.strip()
+        if s == "":
+            return 0.0
+        try:
+            return float(s)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JavaScript's ``===`` over JSON values: objects and arrays never equal; True is not 1."""
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return False
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def _compare(actual: Any, wanted: Any) -> bool:
+    if not isinstance(wanted, dict) or not all(k in _OPERATORS for k in wanted):
+        return _same(actual, wanted)
+    for op, operand in wanted.items():
+        if op == "$eq":
+            ok = _same(actual, operand)
+        elif op == "$ne":
+            ok = not _same(actual, operand)
+        elif op in ("$gt", "$gte", "$lt", "$lte"):
+            x, y = _number(actual), _number(operand)
+            ok = {"$gt": x > y, "$gte": x >= y, "$lt": x < y, "$lte": x <= y}[op]
+        elif op == "$in":
+            ok = isinstance(operand, list) and any(_same(actual, o) for o in operand)
+        else:
+            ok = not isinstance(operand, list) or not any(_same(actual, o) for o in operand)
+        if not ok:
+            return False
+    return True
+
+
+def _matches_filter(value: Dict[str, Any], filter: Dict[str, Any]) -> bool:
+    return all(_compare(value.get(field), wanted) for field, wanted in filter.items())
+
+
+def _query_words(query: Optional[str]) -> List[str]:
+    return [w for w in (query or "").lower().split() if w]
+
+
+def _matches_query(value: Any, words: List[str]) -> bool:
+    """Every word in the value's strings, numbers and booleans (not field names), case-insensitively."""
+    if not words:
+        return True
+    texts: List[str] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str):
+            texts.append(v.lower())
+        elif isinstance(v, bool):
+            texts.append("true" if v else "false")
+        elif isinstance(v, (int, float)):
+            texts.append(json.dumps(v))
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk(value)
+    text = "\n".join(texts)
+    return all(w in text for w in words)
+
+
+def _matches_condition(namespace: Tuple[str, ...], match_type: str, path: Sequence[str]) -> bool:
+    if match_type not in ("prefix", "suffix"):
+        raise ValueError(f"Unsupported match type: {match_type}")
+    if len(path) > len(namespace):
+        return False
+    start = 0 if match_type == "prefix" else len(namespace) - len(path)
+    return all(label == "*" or namespace[start + i] == label for i, label in enumerate(path))
+
+
+def _iso(when: datetime) -> str:
+    """As JavaScript's toISOString: UTC, milliseconds, ``Z``."""
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def _parse_date(text: Any) -> Optional[datetime]:
+    if not isinstance(text, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+
+
+def _parse_item(data: bytes, path: str) -> Dict[str, Any]:
+    try:
+        f = json.loads(data.decode("utf-8"))
+    except ValueError:
+        raise CheckpointFileError(path, "not a CapStore item: not UTF-8 JSON") from None
+    if not isinstance(f, dict):
+        why: Optional[str] = "not a JSON object"
+    elif f.get("format") != 1:
+        why = f"format {json.dumps(f.get('format'))} is not one this CapStore reads (1)"
+    elif not isinstance(f.get("value"), dict):
+        why = "its value is not a JSON object"
+    elif _parse_date(f.get("createdAt")) is None or _parse_date(f.get("updatedAt")) is None:
+        why = "createdAt and updatedAt must be ISO 8601 dates"
+    else:
+        why = None
+    if why is not None:
+        raise CheckpointFileError(path, f"not a CapStore item: {why}")
+    return f
+
+
+def _starts_with(namespace: Sequence[str], prefix: Sequence[str]) -> bool:
+    return len(prefix) <= len(namespace) and all(namespace[i] == label for i, label in enumerate(prefix))
+
+
+def _count(name: str, value: Any, fallback: int) -> int:
+    if value is None:
+        return fallback
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer (got {value!r})")
+    return value
+
+
+class CapStore(BaseStore):
+    """A LangGraph store (``BaseStore``) over a cap, in the TypeScript CapStore's files.
+
+    A namespace is a folder, one label one folder name, and an item is
+    ``<key>.json`` in it (``{"format": 1, "value", "createdAt", "updatedAt"}``),
+    so ``("users", "alice")``, ``"prefs"`` is ``users/alice/prefs.json``.
+    A batch's reads see the store as it was before the batch; its puts then
+    apply, the last put of a key winning. ``namespace`` makes the cap (or
+    ``folder``) that namespace's folder, as a child cap minted on it is.
+    """
+
+    def __init__(
+        self,
+        cap: Union[str, FsCap],
+        *,
+        folder: str = "",
+        namespace: Sequence[str] = (),
+        attempts: int = 8,
+        scan_limit: int = 10_000,
+        **cap_options: Any,
+    ) -> None:
+        self.cap = FsCap(cap, **cap_options) if isinstance(cap, str) else cap
+        self.folder = folder.rstrip("/")
+        self.root = _check_namespace(tuple(namespace), True)
+        self.attempts = max(1, attempts)
+        self.scan_limit = scan_limit
+
+    def batch(self, ops: Any) -> List[Result]:
+        ops = list(ops)
+        # Every op judged before the first request, so a bad one changes nothing.
+        steps = [self._step(op) for op in ops]
+        results: List[Result] = [None if s[0] == "put" else self._read(s) for s in steps]
+        puts: Dict[str, Any] = {}
+        for s in steps:
+            if s[0] == "put":
+                puts[s[3]] = s  # as InMemoryStore: one per key, the last one's value in the first one's place
+        for s in puts.values():
+            if s[4] is None:
+                self._delete(s)
+            else:
+                self._put(s)
+        return results
+
+    async def abatch(self, ops: Any) -> List[Result]:
+        ops = list(ops)
+        return await asyncio.to_thread(self.batch, ops)
+
+    # ------------------------------------------------------------------ internals
+
+    def _step(self, op: Op) -> Tuple[Any, ...]:
+        if isinstance(op, GetOp):
+            ns = _check_namespace(op.namespace, False)
+            self._within(ns)
+            return ("get", ns, op.key, self._item_path(ns, op.key))
+        if isinstance(op, SearchOp):
+            prefix = _check_namespace(op.namespace_prefix, True)
+            if not _starts_with(self.root, prefix):
+                self._within(prefix)
+            if op.filter is not None and not isinstance(op.filter, dict):
+                raise TypeError("a search filter must be a dict of fields")
+            return (
+                "search",
+                prefix,
+                op.filter or None,
+                _query_words(op.query),
+                _count("limit", op.limit, 10),
+                _count("offset", op.offset, 0),
+            )
+        if isinstance(op, PutOp):
+            ns = _check_namespace(op.namespace, False)
+            self._within(ns)
+            path = self._item_path(ns, op.key)
+            if op.value is not None:
+                if not isinstance(op.value, dict):
+                    raise CapStoreError("invalid_value", "a value must be a dict (None deletes)")
+                try:
+                    json.dumps(op.value, allow_nan=False)
+                except (TypeError, ValueError) as e:
+                    raise CapStoreError("invalid_value", f"a value must be JSON: {e}") from None
+            return ("put", ns, op.key, path, op.value)
+        if isinstance(op, ListNamespacesOp):
+            conditions = list(op.match_conditions or ())
+            if op.max_depth is not None and not (type(op.max_depth) is int and op.max_depth >= 1):
+                raise ValueError(f"max_depth must be an integer of at least 1 (got {op.max_depth!r})")
+            return (
+                "list",
+                conditions,
+                op.max_depth,
+                None if op.limit is None else _count("limit", op.limit, 0),
+                _count("offset", op.offset, 0),
+            )
+        raise TypeError(f"not a store operation: {type(op).__name__}")
+
+    def _read(self, s: Tuple[Any, ...]) -> Result:
+        if s[0] == "get":
+            found = self._read_item(s[3])
+            return None if found is None else self._item(Item, s[1], s[2], found[0])
+        if s[0] == "search":
+            return self._search(*s[1:])
+        return self._list_namespaces(*s[1:])
+
+    @staticmethod
+    def _item(cls: Any, ns: Tuple[str, ...], key: str, f: Dict[str, Any]) -> Any:
+        return cls(
+            namespace=ns,
+            key=key,
+            value=f["value"],
+            created_at=_parse_date(f["createdAt"]),
+            updated_at=_parse_date(f["updatedAt"]),
+        )
+
+    def _search(
+        self, prefix: Tuple[str, ...], filter: Optional[Dict[str, Any]], words: List[str], limit: int, offset: int
+    ) -> List[SearchItem]:
+        if limit == 0:
+            return []
+        listed = sorted(self._walk(self._deeper(prefix)), key=lambda x: (":".join(x[0]), x[1]))
+        judged = bool(filter) or bool(words)
+        candidates = listed if judged else listed[offset : offset + limit]
+        skipped = 0 if judged else offset
+        found: List[SearchItem] = []
+        for ns, key, path in candidates:
+            read = self._read_item(path)
+            if read is None:  # gone since the listing
+                continue
+            value = read[0]["value"]
+            if judged and not ((not filter or _matches_filter(value, filter)) and _matches_query(value, words)):
+                continue
+            if skipped < offset:
+                skipped += 1
+                continue
+            found.append(self._item(SearchItem, ns, key, read[0]))
+            if len(found) == limit:
+                break
+        return found
+
+    def _list_namespaces(
+        self, conditions: List[Any], max_depth: Optional[int], limit: Optional[int], offset: int
+    ) -> List[Tuple[str, ...]]:
+        prefix: List[str] = []
+        first = next((c.path for c in conditions if c.match_type == "prefix"), ())
+        for label in first:
+            if label == "*" or not _is_label(label):
+                break
+            prefix.append(label)
+        if not _starts_with(prefix, self.root) and not _starts_with(self.root, prefix):
+            return []
+        seen = set()
+        for ns, _key, _path in self._walk(self._deeper(tuple(prefix))):
+            if not all(_matches_condition(ns, c.match_type, tuple(c.path)) for c in conditions):
+                continue
+            seen.add(ns if max_depth is None else ns[:max_depth])
+        ordered = sorted(seen, key=lambda n: ":".join(n))
+        return ordered[offset : None if limit is None else offset + limit]
+
+    def _walk(self, prefix: Tuple[str, ...]) -> List[Tuple[Tuple[str, ...], str, str]]:
+        listed = []
+        files = 0
+        folder = self._folder_path(prefix)
+        try:
+            for entry in self.cap.iter_list(folder, page_size=1000, depth=0):
+                files += 1
+                if files > self.scan_limit:
+                    raise CapStoreError(
+                        "scan_limit",
+                        f"more than {self.scan_limit} files below; narrow the namespace or raise scan_limit",
+                        folder,
+                    )
+                if entry.get("type") != "file":
+                    continue
+                parts = entry["name"].split("/")
+                key = key_of_file_name(parts.pop())
+                ns = tuple(prefix) + tuple(parts)
+                if key is None or len(ns) == 0 or not all(_is_label(p) for p in parts):
+                    continue
+                listed.append((ns, key, self._item_path(ns, key)))
+        except CapError as e:
+            if e.code == "not_found":
+                return []
+            raise
+        return listed
+
+    def _read_item(self, path: str) -> Optional[Tuple[Dict[str, Any], bytes]]:
+        try:
+            data = self.cap.read(path)
+        except CapError as e:
+            if e.code == "not_found":
+                return None
+            raise
+        return _parse_item(data, path), data
+
+    def _put(self, s: Tuple[Any, ...]) -> None:
+        path, value = s[3], s[4]
+        attempt = 1
+        while True:
+            existing = self._read_item(path)
+            now = datetime.now(timezone.utc)
+            before = existing and _parse_date(existing[0]["updatedAt"])
+            f = {
+                "format": 1,
+                "value": value,
+                "createdAt": _iso(_parse_date(existing[0]["createdAt"])) if existing else _iso(now),  # type: ignore[arg-type]
+                "updatedAt": _iso(before if before and before > now else now),
+            }
+            body = (json.dumps(f, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+            try:
+                if existing is None:
+                    self.cap.write(path, body, content_type="application/json", if_none_match="*")
+                else:
+                    self.cap.write(
+                        path,
+                        body,
+                        content_type="application/json",
+                        if_match="sha256:" + hashlib.sha256(existing[1]).hexdigest(),
+                    )
+                return
+            except CapError as e:
+                if e.code != "precondition_failed" or attempt >= self.attempts:
+                    raise
+            time.sleep(random.random() * 0.01 * attempt)
+            attempt += 1
+
+    def _delete(self, s: Tuple[Any, ...]) -> None:
+        ns, path = s[1], s[3]
+        try:
+            self.cap.delete(path)
+        except CapError as e:
+            if e.code == "not_found":
+                return
+            raise
+        # An emptied namespace is not one: its folders go while empty.
+        for depth in range(len(ns), len(self.root), -1):
+            try:
+                # Removes an empty folder only (conflict otherwise): a namespace another item still holds stays.
+                self.cap.remove_folder(self._folder_path(ns[:depth]))
+            except CapError as e:
+                if e.code in ("conflict", "not_found"):
+                    return
+                raise
+
+    def _folder_path(self, labels: Sequence[str]) -> str:
+        return _join(self.folder, *labels[len(self.root) :])
+
+    def _within(self, ns: Sequence[str]) -> None:
+        if not _starts_with(ns, self.root):
+            raise CapStoreError(
+                "outside_namespace", f"{list(ns)!r} is not within this store's namespace {list(self.root)!r}"
+            )
+
+    def _deeper(self, prefix: Tuple[str, ...]) -> Tuple[str, ...]:
+        return prefix if _starts_with(prefix, self.root) else self.root
+
+    def _item_path(self, ns: Sequence[str], key: str) -> str:
+        return _join(self._folder_path(ns), encode_key(key) + _SUFFIX)
