@@ -238,6 +238,26 @@ def _parse_writes(data: bytes, path: str) -> List[Dict[str, Any]]:
     return list(f["writes"])
 
 
+
+def _write_over(cap: Any, path: str, body: bytes, read: Optional[bytes], attempt: int, attempts: int) -> bool:
+    """Writes ``body`` only over exactly the bytes read (``None``: only if still absent), by their sha256.
+
+    True when it landed; False when another writer's version came between and
+    the caller should read theirs and apply its change again (after a short,
+    random wait, so racing writers spread out); raises past ``attempts``.
+    """
+    try:
+        if read is None:
+            cap.write(path, body, content_type="application/json", if_none_match="*")
+        else:
+            cap.write(path, body, content_type="application/json", if_match="sha256:" + hashlib.sha256(read).hexdigest())
+        return True
+    except CapError as e:
+        if e.code != "precondition_failed" or attempt >= attempts:
+            raise
+    time.sleep(random.random() * 0.01 * attempt)
+    return False
+
 class CapSaver(BaseCheckpointSaver):
     """A LangGraph checkpointer whose threads are folders of a cap, in the TypeScript saver's format 1.
 
@@ -601,22 +621,8 @@ class CapSaver(BaseCheckpointSaver):
             data = self._read(path)
             current = [] if data is None else _parse_writes(data, path)
             body = _dump({"format": 1, "writes": change(current)})
-            try:
-                if data is None:
-                    self.cap.write(path, body, content_type="application/json", if_none_match="*")
-                else:
-                    self.cap.write(
-                        path,
-                        body,
-                        content_type="application/json",
-                        if_match="sha256:" + hashlib.sha256(data).hexdigest(),
-                    )
+            if _write_over(self.cap, path, body, data, attempt, self.attempts):
                 return
-            except CapError as e:
-                if e.code != "precondition_failed" or attempt >= self.attempts:
-                    raise
-            # Another writer's version landed first: read theirs and apply ours again, after a short, random wait.
-            time.sleep(random.random() * 0.01 * attempt)
             attempt += 1
 
     def _thread_path(self, thread: str) -> str:
@@ -1084,21 +1090,8 @@ class CapStore(BaseStore):
                 "updatedAt": _iso(before if before and before > now else now),
             }
             body = (json.dumps(f, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-            try:
-                if existing is None:
-                    self.cap.write(path, body, content_type="application/json", if_none_match="*")
-                else:
-                    self.cap.write(
-                        path,
-                        body,
-                        content_type="application/json",
-                        if_match="sha256:" + hashlib.sha256(existing[1]).hexdigest(),
-                    )
+            if _write_over(self.cap, path, body, None if existing is None else existing[1], attempt, self.attempts):
                 return
-            except CapError as e:
-                if e.code != "precondition_failed" or attempt >= self.attempts:
-                    raise
-            time.sleep(random.random() * 0.01 * attempt)
             attempt += 1
 
     def _delete(self, s: Tuple[Any, ...]) -> None:
