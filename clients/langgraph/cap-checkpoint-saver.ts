@@ -70,6 +70,12 @@ export interface CapCheckpointSaverOptions extends CapOptions {
    * call about any other thread is refused before any request.
    */
   thread?: string;
+  /**
+   * Most checkpoints one `list` call looks at (default 10,000): a walk over
+   * every thread reads a file per checkpoint, so past this it throws
+   * (`code: "scan_limit"`) rather than run on; narrow it by thread.
+   */
+  scanLimit?: number;
 }
 
 /**
@@ -92,6 +98,7 @@ export class CapCheckpointSaver extends BaseCheckpointSaver {
   readonly #folder: string;
   readonly #attempts: number;
   readonly #thread: string | undefined;
+  readonly #scanLimit: number;
 
   constructor(cap: string | FsCap, options: CapCheckpointSaverOptions = {}) {
     super(options.serde);
@@ -100,6 +107,7 @@ export class CapCheckpointSaver extends BaseCheckpointSaver {
     this.#attempts = options.attempts ?? 8;
     if (options.thread !== undefined) keyArg("thread", options.thread);
     this.#thread = options.thread;
+    this.#scanLimit = options.scanLimit ?? 10_000;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -131,12 +139,20 @@ export class CapCheckpointSaver extends BaseCheckpointSaver {
     const beforeId = before?.configurable?.checkpoint_id;
     if (beforeId) keyArg("checkpoint_id", beforeId);
     const threads = threadId ? [threadId] : await this.#threads();
+    let scanned = 0;
     for (const thread of threads) {
       const namespaces = ns !== undefined ? [ns] : await this.#namespaces(thread);
       for (const namespace of namespaces) {
         for (const id of await this.#checkpointIds(thread, namespace)) {
           if (onlyId && id !== onlyId) continue;
           if (beforeId && id >= beforeId) continue;
+          // A limit already met ends the walk before another checkpoint is looked at.
+          if (limit !== undefined && limit <= 0) return;
+          if (++scanned > this.#scanLimit)
+            throw Object.assign(
+              new RangeError(`list looked at ${this.#scanLimit} checkpoints (scanLimit) and stopped: name a thread`),
+              { code: "scan_limit" },
+            );
           const file = await this.#readCheckpoint(thread, namespace, id);
           if (file === null) continue;
           const metadata = (await this.#load(file.metadata, file, "metadata")) as Record<string, unknown>;

@@ -159,6 +159,19 @@ describe.each(["r2", "disk"] as const)("CapCheckpointSaver on %s", (backend) => 
     expect((await saver.getTuple(config("t")))?.checkpoint.id).toBe(first.id);
   });
 
+  it("a list past scanLimit checkpoints throws scan_limit rather than walk on; within it, it answers", async () => {
+    const url = await capOf();
+    const saver = new CapCheckpointSaver(url, { scanLimit: 2 });
+    for (const t of ["a", "b", "c"]) await saver.put(config(t), checkpointOf({}), metadata, {});
+    const walk = async (options?: { limit?: number }) => {
+      const ids = [];
+      for await (const tuple of saver.list({}, options)) ids.push(tuple.config.configurable?.thread_id);
+      return ids;
+    };
+    expect(await codeOf(walk())).toBe("scan_limit");
+    expect(await walk({ limit: 2 })).toHaveLength(2);
+  });
+
   it("a revoked cap refuses every call with no_such_cap", async () => {
     const url = await capOf();
     const child = await new FsCap(url).subdir({ path: "" });
